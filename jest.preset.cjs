@@ -1,0 +1,19 @@
+// Shared jest settings: TypeScript through @swc/jest in CommonJS mode, and
+// workspace packages mapped to their sources so tests never need a build.
+module.exports = {
+  testEnvironment: "node",
+  testMatch: ["<rootDir>/test/**/*.test.ts"],
+  transform: {
+    "^.+\\.ts$": [
+      "@swc/jest",
+      {
+        jsc: { parser: { syntax: "typescript" }, target: "es2023" },
+        module: { type: "commonjs" },
+      },
+    ],
+  },
+  // Workspace packages export their sources under this condition.
+  testEnvironmentOptions: {
+    customExportConditions: ["@repo/source", "node", "require", "default"],
+  },
+};

@@ -1,0 +1,22 @@
+/**
+ * The machine-readable error codes the chat API sends in `code`, as Zulip names
+ * them (zerver/lib/exceptions.py), plus `NOT_FOUND` for unknown paths (ours).
+ */
+export const ErrorCode = {
+  BAD_REQUEST: "BAD_REQUEST",
+  REQUEST_VARIABLE_MISSING: "REQUEST_VARIABLE_MISSING",
+  REQUEST_CONFUSING_VAR: "REQUEST_CONFUSING_VAR",
+  UNAUTHORIZED: "UNAUTHORIZED",
+  UNAUTHORIZED_PRINCIPAL: "UNAUTHORIZED_PRINCIPAL",
+  AUTHENTICATION_FAILED: "AUTHENTICATION_FAILED",
+  USER_DEACTIVATED: "USER_DEACTIVATED",
+  NONEXISTENT_SUBDOMAIN: "NONEXISTENT_SUBDOMAIN",
+  RATE_LIMIT_HIT: "RATE_LIMIT_HIT",
+  CHANNEL_ALREADY_EXISTS: "CHANNEL_ALREADY_EXISTS",
+  BAD_EVENT_QUEUE_ID: "BAD_EVENT_QUEUE_ID",
+  PUSH_SERVICE_NOT_CONFIGURED: "PUSH_SERVICE_NOT_CONFIGURED",
+  NOT_FOUND: "NOT_FOUND",
+} as const;
+
+/** One of the error codes of {@link ErrorCode}. */
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
