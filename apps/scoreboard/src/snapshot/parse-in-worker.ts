@@ -1,0 +1,43 @@
+import { extname, join } from "node:path";
+import { Worker } from "node:worker_threads";
+import { BoardFormatError, type BoardColumns, type FormatHint } from "./parse";
+
+/** Parses boards: in a worker thread in production, or in-line where a test wants it. */
+export type BoardParser = (bytes: Uint8Array, hint: FormatHint) => Promise<BoardColumns>;
+
+type Reply = { ok: true; columns: BoardColumns } | { ok: false; message: string };
+
+const workerFile = join(__dirname, `parse-worker${extname(__filename)}`);
+// Run from TypeScript sources (the tests), the worker compiles itself on load.
+const workerExecArgv = workerFile.endsWith(".ts") ? ["--require", "@swc-node/register"] : [];
+
+/** A private copy of `bytes` that can be transferred without detaching anyone else's memory. */
+function ownedBuffer(bytes: Uint8Array): Uint8Array {
+  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) return bytes;
+  return new Uint8Array(bytes);
+}
+
+/** Parses one board in a fresh worker thread; rejects with {@link BoardFormatError} on bad data. */
+export const parseInWorker: BoardParser = (bytes, hint) =>
+  new Promise((resolve, reject) => {
+    const owned = ownedBuffer(bytes);
+    const worker = new Worker(workerFile, {
+      workerData: { bytes: owned, hint },
+      transferList: [owned.buffer as ArrayBuffer],
+      execArgv: workerExecArgv,
+    });
+    let settled = false;
+    worker.once("message", (reply: Reply) => {
+      settled = true;
+      if (reply.ok) resolve(reply.columns);
+      else reject(new BoardFormatError(reply.message));
+      void worker.terminate();
+    });
+    worker.once("error", (error) => {
+      settled = true;
+      reject(error);
+    });
+    worker.once("exit", (code) => {
+      if (!settled) reject(new Error(`board parser exited with code ${code}`));
+    });
+  });
