@@ -38,12 +38,20 @@ export function createScoreboardServer(
     readMaxBytes: 64 * 1024,
   });
   let draining = false;
+  /** HTTP/1.1 responses under way: told to close their connection when the server drains. */
+  const openResponses = new Set<http.ServerResponse>();
 
   const handle = (
     req: http.IncomingMessage | http2.Http2ServerRequest,
     res: http.ServerResponse | http2.Http2ServerResponse,
   ): void => {
-    if (draining && req.httpVersionMajor === 1) res.setHeader("connection", "close");
+    if (res instanceof http.ServerResponse) {
+      if (draining) res.shouldKeepAlive = false;
+      else {
+        openResponses.add(res);
+        res.once("close", () => openResponses.delete(res));
+      }
+    }
     // A Connect GET whose cached copy is still current: answer 304 without decoding anything.
     const snapshot = deps.store.current();
     const ifNoneMatch = req.headers["if-none-match"];
@@ -117,6 +125,7 @@ export function createScoreboardServer(
       deps.health.drain();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const session of sessions) closeSession(session, graceMs);
+      for (const res of openResponses) if (!res.headersSent) res.shouldKeepAlive = false;
       h1.closeIdleConnections();
       const deadline = Date.now() + graceMs;
       while (sockets.size > 0 && Date.now() < deadline) {

@@ -145,12 +145,14 @@ export class Refresher {
 }
 
 function describe(error: unknown, timeoutMs: number): string {
-  if (error instanceof Error && error.name === "TimeoutError") {
-    return `fetch timed out after ${timeoutMs / 1000} s`;
-  }
-  if (error instanceof Error) {
-    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
-    return `${error.message}${cause}`;
-  }
-  return String(error);
+  // Checked by shape, not instanceof: fetch rejects with DOMExceptions and errors from other realms.
+  const { name, message, cause } = (error ?? {}) as {
+    name?: unknown;
+    message?: unknown;
+    cause?: unknown;
+  };
+  if (name === "TimeoutError") return `fetch timed out after ${timeoutMs / 1000} s`;
+  if (typeof message !== "string") return String(error);
+  const causeMessage = (cause as { message?: unknown } | undefined)?.message;
+  return typeof causeMessage === "string" ? `${message}: ${causeMessage}` : message;
 }

@@ -1,0 +1,181 @@
+import {
+  BoardFormatError,
+  detectFormat,
+  parseBoard,
+  STRINGS_PER_ENTRY,
+  type BoardColumns,
+} from "../src/snapshot/parse";
+import { Snapshot } from "../src/snapshot/snapshot";
+import { demoBoardCsv } from "../src/snapshot/demo";
+import { rows } from "./helpers";
+
+const json = (value: unknown) => Buffer.from(JSON.stringify(value));
+const csv = (text: string) => Buffer.from(text);
+
+/** The usernames of parsed columns, in rank order. */
+function usernames(columns: BoardColumns): string[] {
+  const text = Buffer.from(columns.text);
+  return Array.from({ length: columns.count }, (_, i) =>
+    text.toString(
+      "utf8",
+      columns.offsets[i * STRINGS_PER_ENTRY],
+      columns.offsets[i * STRINGS_PER_ENTRY + 1],
+    ),
+  );
+}
+
+describe("parseBoard: JSON", () => {
+  it("reads an array of rows and sorts them by rank", () => {
+    const board = rows(3).reverse();
+    const columns = parseBoard(json(board), { path: "/b.json" });
+    expect(usernames(columns)).toEqual(["user1", "user2", "user3"]);
+    expect(Array.from(columns.scores)).toEqual([10000, 9999, 9998]);
+    expect(columns.fetchedAt).toBeNull();
+  });
+
+  it("reads the wrapper with fetched_at and ignores unknown keys", () => {
+    const board = rows(2).map((row) => ({ ...row, extra: { nested: true } }));
+    const columns = parseBoard(json({ fetched_at: 1_600_000_000, entries: board, note: "x" }), {});
+    expect(columns.fetchedAt).toBe(1_600_000_000);
+    expect(columns.count).toBe(2);
+  });
+
+  it("ranks rows by input order when no row has a rank", () => {
+    const board = rows(3)
+      .map(({ rank: _rank, ...row }) => row)
+      .reverse();
+    expect(usernames(parseBoard(json(board), {}))).toEqual(["user3", "user2", "user1"]);
+  });
+
+  it("records the SHA-256 of the raw bytes", () => {
+    const a = parseBoard(json(rows(2)), {});
+    const b = parseBoard(json(rows(2)), {});
+    expect(a.digest).toMatch(/^[0-9a-f]{64}$/);
+    expect(a.digest).toBe(b.digest);
+    expect(parseBoard(json(rows(3)), {}).digest).not.toBe(a.digest);
+  });
+
+  const invalid: [string, unknown][] = [
+    ["not JSON", "{"],
+    ["an empty board", []],
+    ["a row that is not an object", [1]],
+    ["a wrapper without entries", { fetched_at: 1 }],
+    ["a negative fetched_at", { fetched_at: -1, entries: rows(1) }],
+    ["a missing field", [{ username: "a", profile_path: "", country: "", grade: "" }]],
+    ["a mistyped score", rows(2).map((r) => ({ ...r, score: String(r.score) }))],
+    ["a fractional score", rows(1).map((r) => ({ ...r, score: 1.5 }))],
+    ["a score beyond int32", rows(1).map((r) => ({ ...r, score: 2 ** 31 }))],
+    ["a mistyped country", rows(1).map((r) => ({ ...r, country: null }))],
+    ["an empty username", rows(1).map((r) => ({ ...r, username: "" }))],
+    ["the very same username twice", rows(2).map((r) => ({ ...r, username: "same" }))],
+    ["a repeated rank", rows(2).map((r) => ({ ...r, rank: 1 }))],
+    ["a rank outside 1..N", rows(2).map((r) => ({ ...r, rank: r.rank === 2 ? 3 : r.rank }))],
+    ["a rank of zero", rows(1).map((r) => ({ ...r, rank: 0 }))],
+    ["a string rank", rows(1).map((r) => ({ ...r, rank: "1" }))],
+    [
+      "a mix of ranked and unranked rows",
+      rows(2).map((r, i) => (i === 0 ? r : { ...r, rank: undefined })),
+    ],
+  ];
+  it.each(invalid)("rejects %s", (_name, value) => {
+    const bytes = typeof value === "string" ? Buffer.from(value) : json(value);
+    expect(() => parseBoard(bytes, { contentType: "application/json" })).toThrow(BoardFormatError);
+  });
+
+  it("allows usernames that differ only in case", () => {
+    const board = rows(2).map((r, i) => ({ ...r, username: i === 0 ? "Bob" : "bob" }));
+    expect(usernames(parseBoard(json(board), {}))).toEqual(["Bob", "bob"]);
+  });
+
+  it("rejects bytes that are not UTF-8", () => {
+    expect(() => parseBoard(Buffer.from([0x5b, 0xff, 0x5d]), {})).toThrow("not valid UTF-8");
+  });
+});
+
+describe("parseBoard: CSV", () => {
+  it("reads RFC 4180 quoting, a BOM and columns in any order", () => {
+    const text =
+      "\uFEFFscore,username,grade,country,profile_path,rank\r\n" +
+      '5,"Smith, ""Jo""",A,US,/u/jo,2\r\n' +
+      '9,"multi\nline",S,DE,/u/m,1\r\n';
+    const columns = parseBoard(csv(text), { path: "/board.csv" });
+    expect(usernames(columns)).toEqual(["multi\nline", 'Smith, "Jo"']);
+    expect(Array.from(columns.scores)).toEqual([9, 5]);
+  });
+
+  it("ranks by row order without a rank column", () => {
+    const text = "username,profile_path,country,grade,score\nb,/b,,A,1\na,/a,,A,2\n";
+    expect(usernames(parseBoard(csv(text), { contentType: "text/csv" }))).toEqual(["b", "a"]);
+  });
+
+  it.each([
+    ["a non-integer score", "username,profile_path,country,grade,score\na,/a,US,A,1.5\n"],
+    ["a missing column", "username,profile_path,country,score\na,/a,US,1\n"],
+    ["a ragged row", "username,profile_path,country,grade,score\na,/a,US,A,1,extra\n"],
+    ["an unterminated quote", 'username,profile_path,country,grade,score\n"a,/a,US,A,1\n'],
+    [
+      "a blank rank among ranked rows",
+      "rank,username,profile_path,country,grade,score\n1,a,/a,,A,1\n,b,/b,,A,1\n",
+    ],
+    ["only a header", "username,profile_path,country,grade,score\n"],
+  ])("rejects %s", (_name, text) => {
+    expect(() => parseBoard(csv(text), { path: "x.csv" })).toThrow(BoardFormatError);
+  });
+
+  it("parses the bundled demo board: 10,000 ranked users", async () => {
+    const columns = parseBoard(csv(demoBoardCsv(10_000)), { contentType: "text/csv" });
+    expect(columns.count).toBe(10_000);
+    const snapshot = await Snapshot.build(columns, 1n);
+    expect(snapshot.byRank(1)?.score).toBe(1_000_000);
+    expect(demoBoardCsv(10_000)).toBe(demoBoardCsv(10_000));
+  });
+});
+
+describe("detectFormat", () => {
+  it.each([
+    ["[", { contentType: "text/csv" }, "csv"],
+    ["a,b", { contentType: "application/json; charset=utf-8" }, "json"],
+    ["a,b", { contentType: "application/vnd.board+json" }, "json"],
+    ["[", { path: "/x/board.CSV" }, "csv"],
+    ["a", { path: "/x/board.json" }, "json"],
+    ["  \n [ ]", {}, "json"],
+    ["\uFEFF{}", { contentType: "application/octet-stream" }, "json"],
+    ["rank,username", {}, "csv"],
+  ] as const)("tells %j with %j as %s", (text, hint, format) => {
+    expect(detectFormat(text, hint)).toBe(format);
+  });
+});
+
+describe("Snapshot", () => {
+  it("builds in slices and keeps the rank index exact", async () => {
+    const columns = parseBoard(json(rows(1000)), {});
+    const snapshot = await Snapshot.build(columns, 5n, 7);
+    expect(snapshot.total).toBe(1000);
+    expect(snapshot.entries.every((entry, i) => entry.rank === i + 1)).toBe(true);
+    expect(snapshot.byRank(1000)?.username).toBe("user1000");
+    expect(snapshot.byRank(1001)).toBeUndefined();
+    expect(snapshot.byUsername("USER999")?.rank).toBe(999);
+  });
+
+  it("keeps its entries immutable", async () => {
+    const snapshot = await Snapshot.build(parseBoard(json(rows(2)), {}), 1n);
+    expect(Object.isFrozen(snapshot.entries)).toBe(true);
+    expect(Object.isFrozen(snapshot.entries[0])).toBe(true);
+  });
+
+  it("shares its data with a refetched copy that has a new fetched_at and ETag", async () => {
+    const snapshot = await Snapshot.build(parseBoard(json(rows(2)), {}), 1n);
+    const again = snapshot.refetched(2n);
+    expect(again.entries).toBe(snapshot.entries);
+    expect(again.fetchedAt).toBe(2n);
+    expect(again.etag).not.toBe(snapshot.etag);
+    expect(snapshot.fetchedAt).toBe(1n);
+  });
+
+  it("pages like the API: limit 0 is all, past the end is empty", async () => {
+    const snapshot = await Snapshot.build(parseBoard(json(rows(5)), {}), 1n);
+    expect(snapshot.page(3, 0).map((e) => e.rank)).toEqual([4, 5]);
+    expect(snapshot.page(0, 2).map((e) => e.rank)).toEqual([1, 2]);
+    expect(snapshot.page(5, 1)).toEqual([]);
+  });
+});

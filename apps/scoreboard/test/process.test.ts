@@ -1,0 +1,143 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import net from "node:net";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { loadConfig } from "../src/config";
+import { scoreboardClient, transportNamed } from "./helpers";
+
+jest.setTimeout(60_000);
+
+const ROOT = join(__dirname, "..");
+
+/** Runs src/index.ts as the service would run, compiled on load. */
+function startProcess(env: Record<string, string>): ChildProcess {
+  return spawn(
+    process.execPath,
+    ["--conditions=@repo/source", "--require", "@swc-node/register", "src/index.ts"],
+    {
+      cwd: ROOT,
+      env: { ...process.env, SCOREBOARD_LOG_LEVEL: "info", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer().listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Resolves with the first JSON log line whose msg matches. */
+function waitForLog(child: ChildProcess, pattern: RegExp): Promise<Record<string, unknown>> {
+  if (child.stdout === null) throw new Error("no stdout");
+  const lines = createInterface({ input: child.stdout });
+  return new Promise((resolve) => {
+    lines.on("line", (line) => {
+      const record = JSON.parse(line) as Record<string, unknown>;
+      if (typeof record.msg === "string" && pattern.test(record.msg)) resolve(record);
+    });
+  });
+}
+
+describe("the scoreboard process", () => {
+  it("serves the bundled demo board out of the box, exports metrics and drains on SIGTERM", async () => {
+    const [port, metricsPort] = [await freePort(), await freePort()];
+    const child = startProcess({
+      SCOREBOARD_PORT: String(port),
+      SCOREBOARD_METRICS_PORT: String(metricsPort),
+      SCOREBOARD_HOST: "127.0.0.1",
+    });
+    const exited = once(child, "exit");
+    try {
+      await waitForLog(child, /scoreboard refreshed/);
+      const client = scoreboardClient(transportNamed(`http://127.0.0.1:${port}`, "gRPC (h2c)"));
+      const page = await client.listScoreboard({ offset: 0, limit: 2 });
+      expect(page.total).toBe(10_000);
+      expect(page.entries.map((e) => e.rank)).toEqual([1, 2]);
+      expect(page.entries[0]?.score).toBe(1_000_000);
+      const again = await client.getByUsername({
+        username: page.entries[1]?.username.toUpperCase() ?? "",
+      });
+      expect(again.rank).toBe(2);
+
+      const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      expect(metrics).toMatch(/^scoreboard_snapshot_entries 10000$/m);
+      expect(metrics).toMatch(
+        /^scoreboard_requests_total\{method="ListScoreboard",code="OK"\} 1$/m,
+      );
+      expect(metrics).toMatch(/^scoreboard_requests_total\{method="GetByUsername",code="OK"\} 1$/m);
+      expect(metrics).toMatch(/^scoreboard_snapshot_refreshes_total\{outcome="updated"\} 1$/m);
+      expect(metrics).toMatch(/^scoreboard_snapshot_age_seconds \d/m);
+
+      const stopped = waitForLog(child, /^stopped$/);
+      child.kill("SIGTERM");
+      await stopped;
+      const [code] = (await exited) as [number | null];
+      expect(code).toBe(0);
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+
+  it("refuses to start on a bad setting and names it", async () => {
+    const child = startProcess({
+      SCOREBOARD_PORT: "70000",
+      SCOREBOARD_SOURCE: "relative/path.csv",
+    });
+    let stderr = "";
+    child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const [code] = (await once(child, "exit")) as [number | null];
+    expect(code).toBe(1);
+    expect(stderr).toContain("SCOREBOARD_PORT");
+    expect(stderr).toContain("SCOREBOARD_SOURCE: must be an absolute file path");
+  });
+});
+
+describe("loadConfig", () => {
+  it("applies the contract's defaults", () => {
+    expect(loadConfig({})).toEqual({
+      SCOREBOARD_PORT: 50051,
+      SCOREBOARD_HOST: "0.0.0.0",
+      SCOREBOARD_METRICS_PORT: 9090,
+      SCOREBOARD_REFRESH_SECONDS: 300,
+      SCOREBOARD_FETCH_TIMEOUT_SECONDS: 30,
+      SCOREBOARD_MAX_CONNECTION_AGE_GRACE_SECONDS: 30,
+      SCOREBOARD_MAX_SHRINK: 0.5,
+      SCOREBOARD_SHUTDOWN_GRACE_SECONDS: 25,
+      SCOREBOARD_LOG_LEVEL: "info",
+      SCOREBOARD_CORS_ORIGINS: "",
+    });
+  });
+
+  it("reads every setting", () => {
+    const config = loadConfig({
+      SCOREBOARD_PORT: "1234",
+      SCOREBOARD_SOURCE: "https://example.test/board.json",
+      SCOREBOARD_REFRESH_SECONDS: "60",
+      SCOREBOARD_MAX_CONNECTION_AGE_SECONDS: "600",
+      SCOREBOARD_LOG_LEVEL: "debug",
+    });
+    expect(config).toMatchObject({
+      SCOREBOARD_PORT: 1234,
+      SCOREBOARD_SOURCE: "https://example.test/board.json",
+      SCOREBOARD_REFRESH_SECONDS: 60,
+      SCOREBOARD_MAX_CONNECTION_AGE_SECONDS: 600,
+      SCOREBOARD_LOG_LEVEL: "debug",
+    });
+  });
+
+  it.each([
+    ["SCOREBOARD_PORT", "http"],
+    ["SCOREBOARD_REFRESH_SECONDS", "0"],
+    ["SCOREBOARD_FETCH_TIMEOUT_SECONDS", "-1"],
+    ["SCOREBOARD_MAX_SHRINK", "2"],
+    ["SCOREBOARD_LOG_LEVEL", "loud"],
+    ["SCOREBOARD_SOURCE", "ftp://x/board.csv"],
+  ])("rejects %s=%s", (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(name);
+  });
+});

@@ -1,0 +1,292 @@
+import { once } from "node:events";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { Writable } from "node:stream";
+import pino from "pino";
+import { createMetrics } from "../src/metrics";
+import { Refresher, type RefresherOptions } from "../src/snapshot/refresher";
+import { sourceFromSetting } from "../src/snapshot/sources";
+import { SnapshotStore } from "../src/snapshot/store";
+import { type Running, rows, scoreboardClient, startServer, transportNamed } from "./helpers";
+
+type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+
+/** A stand-in for the upstream scoreboard site: a real local HTTP server whose answer each test sets. */
+class Upstream {
+  handler: Handler = (_req, res) => res.writeHead(500).end();
+  readonly requests: http.IncomingHttpHeaders[] = [];
+  private readonly server = http.createServer((req, res) => {
+    this.requests.push(req.headers);
+    this.handler(req, res);
+  });
+  url = "";
+
+  async start(): Promise<void> {
+    this.server.listen(0, "127.0.0.1");
+    await once(this.server, "listening");
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/board.json`;
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+
+  serveJson(body: unknown, headers: Record<string, string> = {}): void {
+    this.handler = (_req, res) => {
+      res
+        .writeHead(200, { "content-type": "application/json", ...headers })
+        .end(JSON.stringify(body));
+    };
+  }
+}
+
+/** Log lines, parsed, for assertions on what the refresher said. */
+function capturedLogger(): { logger: pino.Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { logger: pino({ level: "info" }, sink), lines };
+}
+
+let upstream: Upstream;
+let clock: number;
+
+beforeEach(async () => {
+  upstream = new Upstream();
+  await upstream.start();
+  clock = 1_800_000_000_000;
+});
+
+afterEach(() => upstream.stop());
+
+function refresherFor(store: SnapshotStore, overrides: Partial<RefresherOptions> = {}) {
+  const { logger, lines } = capturedLogger();
+  const metrics = createMetrics(store, () => clock);
+  const refresher = new Refresher({
+    source: sourceFromSetting(upstream.url),
+    store,
+    logger,
+    metrics,
+    periodMs: 60_000,
+    timeoutMs: 2_000,
+    maxShrink: 0.5,
+    minBackoffMs: 1_000,
+    jitter: 0,
+    now: () => clock,
+    ...overrides,
+  });
+  return { refresher, lines, metrics };
+}
+
+describe("refreshing from an HTTP upstream", () => {
+  let running: Running;
+  let store: SnapshotStore;
+
+  beforeEach(async () => {
+    store = new SnapshotStore();
+    running = await startServer(store);
+  });
+
+  afterEach(() => running.shutdown());
+
+  const list = () =>
+    scoreboardClient(transportNamed(running.baseUrl, "gRPC (h2c)")).listScoreboard({});
+
+  it("keeps serving the last good snapshot, with its old fetched_at, through every kind of bad fetch", async () => {
+    const { refresher, lines, metrics } = refresherFor(store, { timeoutMs: 300 });
+    upstream.serveJson(rows(4, "good"));
+    expect(await refresher.refresh()).toBe("updated");
+    const good = await list();
+    expect(good.fetchedAt).toBe(1_800_000_000n);
+    expect(good.total).toBe(4);
+
+    const bad: [string, Handler, string][] = [
+      ["a 500", (_q, s) => s.writeHead(500).end("oops"), "failed"],
+      ["malformed rows", (_q, s) => s.writeHead(200).end('[{"username": 5}]'), "rejected"],
+      [
+        "duplicate usernames",
+        (_q, s) =>
+          s.writeHead(200).end(JSON.stringify(rows(4).map((r) => ({ ...r, username: "x" })))),
+        "rejected",
+      ],
+      [
+        "garbage",
+        (_q, s) =>
+          s.writeHead(200, { "content-type": "application/json" }).end("\u0000\u0001garbage"),
+        "rejected",
+      ],
+      [
+        "a truncated body",
+        (_q, s) => {
+          s.writeHead(200, { "content-length": "1000" });
+          s.write(JSON.stringify(rows(4)).slice(0, 50));
+          setTimeout(() => s.destroy(), 20);
+        },
+        "failed",
+      ],
+      ["a hang past the timeout", () => undefined, "failed"],
+      [
+        "a shrunken board",
+        (_q, s) => s.writeHead(200).end(JSON.stringify(rows(1, "small"))),
+        "rejected",
+      ],
+    ];
+    for (const [what, handler, outcome] of bad) {
+      clock += 10_000;
+      upstream.handler = handler;
+      expect([what, await refresher.refresh()]).toEqual([what, outcome]);
+      const page = await list();
+      expect([what, page.fetchedAt, page.total, page.entries[0]?.username]).toEqual([
+        what,
+        1_800_000_000n,
+        4,
+        "good1",
+      ]);
+    }
+    const failures = lines.filter((line) => line.msg === "scoreboard refresh failed");
+    expect(failures.map((line) => line.reason)).toEqual([
+      "upstream answered HTTP 500",
+      "row 1: username must be a string",
+      'row 2: username "x" repeated',
+      "body is not valid JSON",
+      expect.stringMatching(/terminated|closed|socket/i),
+      "fetch timed out after 0.3 s",
+      "board shrank from 4 to 1 entries (more than 50 %)",
+    ]);
+    const counted = await metrics.registry.getSingleMetricAsString(
+      "scoreboard_snapshot_refreshes_total",
+    );
+    expect(counted).toContain('outcome="updated"} 1');
+    expect(counted).toContain('outcome="rejected"} 4');
+    expect(counted).toContain('outcome="failed"} 3');
+
+    clock += 10_000;
+    upstream.serveJson({ fetched_at: 1_799_999_999, entries: rows(3, "fresh") });
+    expect(await refresher.refresh()).toBe("updated");
+    const fresh = await list();
+    expect([fresh.fetchedAt, fresh.total, fresh.entries[0]?.username]).toEqual([
+      1_799_999_999n,
+      3,
+      "fresh1",
+    ]);
+  });
+
+  it("fetches conditionally and answers a 304 by keeping the data with a new fetched_at", async () => {
+    const { refresher } = refresherFor(store);
+    upstream.handler = (req, res) => {
+      if (req.headers["if-none-match"] === '"v1"') res.writeHead(304).end();
+      else {
+        res.writeHead(200, { etag: '"v1"', "last-modified": "Sat, 21 Nov 2026 10:00:00 GMT" });
+        res.end(JSON.stringify(rows(3)));
+      }
+    };
+    await refresher.refresh();
+    const first = store.current();
+    clock += 60_000;
+    expect(await refresher.refresh()).toBe("not_modified");
+    expect(upstream.requests[0]?.["if-none-match"]).toBeUndefined();
+    expect(upstream.requests[1]?.["if-none-match"]).toBe('"v1"');
+    expect(upstream.requests[1]?.["if-modified-since"]).toBe("Sat, 21 Nov 2026 10:00:00 GMT");
+    const second = store.current();
+    expect(second?.entries).toBe(first?.entries);
+    expect(second?.fetchedAt).toBe(1_800_000_060n);
+    expect((await list()).fetchedAt).toBe(1_800_000_060n);
+  });
+
+  it("does not send validators of data it rejected", async () => {
+    const { refresher } = refresherFor(store);
+    upstream.serveJson(rows(2), { etag: '"good"' });
+    await refresher.refresh();
+    upstream.serveJson([{ bad: true }], { etag: '"bad"' });
+    expect(await refresher.refresh()).toBe("rejected");
+    await refresher.refresh();
+    expect(upstream.requests.map((headers) => headers["if-none-match"])).toEqual([
+      undefined,
+      '"good"',
+      '"good"',
+    ]);
+  });
+});
+
+describe("scheduling", () => {
+  it("backs off exponentially after failures, capped by the period, and resets after a success", async () => {
+    const store = new SnapshotStore();
+    const { refresher } = refresherFor(store, { periodMs: 5_000 });
+    const delays: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      await refresher.refresh();
+      delays.push(store.nextRefreshAt - clock);
+    }
+    upstream.serveJson(rows(1));
+    await refresher.refresh();
+    delays.push(store.nextRefreshAt - clock);
+    refresher.stop();
+    expect(delays).toEqual([1_000, 2_000, 4_000, 5_000, 5_000, 5_000]);
+  });
+
+  it("runs one fetch at a time", async () => {
+    const store = new SnapshotStore();
+    const { refresher } = refresherFor(store);
+    upstream.handler = (_req, res) =>
+      setTimeout(() => res.writeHead(200).end(JSON.stringify(rows(2))), 100);
+    const outcomes = await Promise.all([
+      refresher.refresh(),
+      refresher.refresh(),
+      refresher.refresh(),
+    ]);
+    refresher.stop();
+    expect(outcomes).toEqual(["updated", "updated", "updated"]);
+    expect(upstream.requests).toHaveLength(1);
+  });
+
+  it("refreshes by itself on the timer", async () => {
+    const store = new SnapshotStore();
+    const { refresher } = refresherFor(store, { periodMs: 50, now: Date.now });
+    upstream.serveJson(rows(2));
+    refresher.start();
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    refresher.stop();
+    expect(upstream.requests.length).toBeGreaterThanOrEqual(3);
+    expect(store.current()?.total).toBe(2);
+  });
+});
+
+describe("file sources", () => {
+  it("loads CSV from an absolute path and JSON from a file:// URL", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "board-"));
+    const csvPath = join(dir, "board.csv");
+    const jsonPath = join(dir, "board.json");
+    await writeFile(csvPath, "username,profile_path,country,grade,score\nzed,/z,SE,B,7\n");
+    await writeFile(jsonPath, JSON.stringify({ fetched_at: 42, entries: rows(2) }));
+    const store = new SnapshotStore();
+    const fromCsv = refresherFor(store, { source: sourceFromSetting(csvPath) }).refresher;
+    expect(await fromCsv.refresh()).toBe("updated");
+    expect(store.current()?.byUsername("ZED")?.score).toBe(7);
+    const fromJson = refresherFor(store, {
+      source: sourceFromSetting(pathToFileURL(jsonPath).href),
+      maxShrink: 0,
+    });
+    expect(await fromJson.refresher.refresh()).toBe("updated");
+    expect(store.current()?.fetchedAt).toBe(42n);
+    expect(store.current()?.total).toBe(2);
+  });
+
+  it("fails cleanly on a missing file", async () => {
+    const store = new SnapshotStore();
+    const { refresher, lines } = refresherFor(store, {
+      source: sourceFromSetting("/nonexistent/board.csv"),
+    });
+    expect(await refresher.refresh()).toBe("failed");
+    expect(lines.at(-1)?.reason).toMatch(/ENOENT/);
+    expect(store.current()).toBeUndefined();
+  });
+});
