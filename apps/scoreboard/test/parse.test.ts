@@ -2,9 +2,10 @@ import {
   BoardFormatError,
   detectFormat,
   parseBoard,
-  STRINGS_PER_ENTRY,
+  ENTRIES_PER_CHUNK,
   type BoardColumns,
 } from "../src/snapshot/parse";
+import { parseInWorker } from "../src/snapshot/parse-in-worker";
 import { Snapshot } from "../src/snapshot/snapshot";
 import { demoBoardCsv } from "../src/snapshot/demo";
 import { rows } from "./helpers";
@@ -13,22 +14,16 @@ const json = (value: unknown) => Buffer.from(JSON.stringify(value));
 const csv = (text: string) => Buffer.from(text);
 
 /** The usernames of parsed columns, in rank order. */
-function usernames(columns: BoardColumns): string[] {
-  const text = Buffer.from(columns.text);
-  return Array.from({ length: columns.count }, (_, i) =>
-    text.toString(
-      "utf8",
-      columns.offsets[i * STRINGS_PER_ENTRY],
-      columns.offsets[i * STRINGS_PER_ENTRY + 1],
-    ),
-  );
+async function usernames(columns: BoardColumns): Promise<string[]> {
+  const snapshot = await Snapshot.build(columns, 1n);
+  return snapshot.entries.map((entry) => entry.username);
 }
 
 describe("parseBoard: JSON", () => {
-  it("reads an array of rows and sorts them by rank", () => {
+  it("reads an array of rows and sorts them by rank", async () => {
     const board = rows(3).reverse();
     const columns = parseBoard(json(board), { path: "/b.json" });
-    expect(usernames(columns)).toEqual(["user1", "user2", "user3"]);
+    expect(await usernames(columns)).toEqual(["user1", "user2", "user3"]);
     expect(Array.from(columns.scores)).toEqual([10000, 9999, 9998]);
     expect(columns.fetchedAt).toBeNull();
   });
@@ -40,11 +35,11 @@ describe("parseBoard: JSON", () => {
     expect(columns.count).toBe(2);
   });
 
-  it("ranks rows by input order when no row has a rank", () => {
+  it("ranks rows by input order when no row has a rank", async () => {
     const board = rows(3)
       .map(({ rank: _rank, ...row }) => row)
       .reverse();
-    expect(usernames(parseBoard(json(board), {}))).toEqual(["user3", "user2", "user1"]);
+    expect(await usernames(parseBoard(json(board), {}))).toEqual(["user3", "user2", "user1"]);
   });
 
   it("records the SHA-256 of the raw bytes", () => {
@@ -82,9 +77,9 @@ describe("parseBoard: JSON", () => {
     expect(() => parseBoard(bytes, { contentType: "application/json" })).toThrow(BoardFormatError);
   });
 
-  it("allows usernames that differ only in case", () => {
+  it("allows usernames that differ only in case", async () => {
     const board = rows(2).map((r, i) => ({ ...r, username: i === 0 ? "Bob" : "bob" }));
-    expect(usernames(parseBoard(json(board), {}))).toEqual(["Bob", "bob"]);
+    expect(await usernames(parseBoard(json(board), {}))).toEqual(["Bob", "bob"]);
   });
 
   it("rejects bytes that are not UTF-8", () => {
@@ -93,19 +88,19 @@ describe("parseBoard: JSON", () => {
 });
 
 describe("parseBoard: CSV", () => {
-  it("reads RFC 4180 quoting, a BOM and columns in any order", () => {
+  it("reads RFC 4180 quoting, a BOM and columns in any order", async () => {
     const text =
       "\uFEFFscore,username,grade,country,profile_path,rank\r\n" +
       '5,"Smith, ""Jo""",A,US,/u/jo,2\r\n' +
       '9,"multi\nline",S,DE,/u/m,1\r\n';
     const columns = parseBoard(csv(text), { path: "/board.csv" });
-    expect(usernames(columns)).toEqual(["multi\nline", 'Smith, "Jo"']);
+    expect(await usernames(columns)).toEqual(["multi\nline", 'Smith, "Jo"']);
     expect(Array.from(columns.scores)).toEqual([9, 5]);
   });
 
-  it("ranks by row order without a rank column", () => {
+  it("ranks by row order without a rank column", async () => {
     const text = "username,profile_path,country,grade,score\nb,/b,,A,1\na,/a,,A,2\n";
-    expect(usernames(parseBoard(csv(text), { contentType: "text/csv" }))).toEqual(["b", "a"]);
+    expect(await usernames(parseBoard(csv(text), { contentType: "text/csv" }))).toEqual(["b", "a"]);
   });
 
   it.each([
@@ -128,6 +123,44 @@ describe("parseBoard: CSV", () => {
     const snapshot = await Snapshot.build(columns, 1n);
     expect(snapshot.byRank(1)?.score).toBe(1_000_000);
     expect(demoBoardCsv(10_000)).toBe(demoBoardCsv(10_000));
+  });
+});
+
+describe("columns across chunks and threads", () => {
+  const board = Array.from({ length: ENTRIES_PER_CHUNK * 2 + 7 }, (_, i) => ({
+    username: i % 3 === 0 ? `Ünï_${"x".repeat(i % 17)}${i}` : `u${i}`,
+    profile_path: i % 5 === 0 ? "" : `/p/${i}`,
+    country: ["DE", "日本", ""][i % 3] ?? "",
+    grade: "A",
+    score: 5 - i,
+  }));
+
+  it("keeps every field of every entry across chunk boundaries", async () => {
+    const snapshot = await Snapshot.build(parseBoard(json(board), {}), 1n, 1000);
+    expect(
+      snapshot.entries.map(({ rank, username, profilePath, country, grade, score }) => ({
+        rank,
+        username,
+        profile_path: profilePath,
+        country,
+        grade,
+        score,
+      })),
+    ).toEqual(board.map((row, i) => ({ rank: i + 1, ...row })));
+    expect(snapshot.byUsername("üNÏ_XXX3")?.rank).toBe(4);
+  });
+
+  it("gives the same columns from the worker thread as in-line", async () => {
+    const bytes = json(board);
+    const inline = parseBoard(bytes, {});
+    const fromWorker = await parseInWorker(new Uint8Array(bytes), {});
+    expect(fromWorker).toEqual(inline);
+  });
+
+  it("rejects bad data from the worker thread with the parser's message", async () => {
+    await expect(parseInWorker(Buffer.from("[]"), {})).rejects.toThrow(
+      new BoardFormatError("the board is empty"),
+    );
   });
 });
 

@@ -5,7 +5,7 @@ import { BoardFormatError, type BoardColumns, type FormatHint } from "./parse";
 /** Parses boards: in a worker thread in production, or in-line where a test wants it. */
 export type BoardParser = (bytes: Uint8Array, hint: FormatHint) => Promise<BoardColumns>;
 
-type Reply = { ok: true; columns: BoardColumns } | { ok: false; message: string };
+type Reply = { kind: "done"; columns: BoardColumns } | { kind: "failed"; message: string };
 
 const workerFile = join(__dirname, `parse-worker${extname(__filename)}`);
 // Run from TypeScript sources (the tests), the worker compiles itself on load.
@@ -17,7 +17,11 @@ function ownedBuffer(bytes: Uint8Array): Uint8Array {
   return new Uint8Array(bytes);
 }
 
-/** Parses one board in a fresh worker thread; rejects with {@link BoardFormatError} on bad data. */
+/**
+ * Parses one board in a fresh worker thread; rejects with {@link BoardFormatError}
+ * on bad data. `bytes` that own their whole buffer are transferred, not copied:
+ * the caller must not use them afterwards.
+ */
 export const parseInWorker: BoardParser = (bytes, hint) =>
   new Promise((resolve, reject) => {
     const owned = ownedBuffer(bytes);
@@ -29,7 +33,7 @@ export const parseInWorker: BoardParser = (bytes, hint) =>
     let settled = false;
     worker.once("message", (reply: Reply) => {
       settled = true;
-      if (reply.ok) resolve(reply.columns);
+      if (reply.kind === "done") resolve(reply.columns);
       else reject(new BoardFormatError(reply.message));
       void worker.terminate();
     });

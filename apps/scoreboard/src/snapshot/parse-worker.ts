@@ -13,12 +13,13 @@ interface Job {
 const { bytes, hint } = workerData as Job;
 try {
   const columns = parseBoard(bytes, hint);
-  parentPort?.postMessage({ ok: true, columns }, [
+  parentPort?.postMessage({ kind: "done", columns }, [
     columns.text.buffer as ArrayBuffer,
+    columns.chunkEnds.buffer as ArrayBuffer,
     columns.offsets.buffer as ArrayBuffer,
     columns.scores.buffer as ArrayBuffer,
   ]);
 } catch (error) {
   const known = error instanceof Error && error.name === "BoardFormatError";
-  parentPort?.postMessage({ ok: false, message: known ? error.message : String(error) });
+  parentPort?.postMessage({ kind: "failed", message: known ? error.message : String(error) });
 }

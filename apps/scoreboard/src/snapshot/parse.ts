@@ -26,21 +26,30 @@ export interface BoardRow {
 }
 
 /**
- * A parsed board in columns, built to cross a worker boundary without copying:
- * every string lives in one UTF-8 buffer. Entry i (rank i + 1) owns the strings
- * `STRINGS_PER_ENTRY * i ..` of `offsets`: username, profile_path, country,
- * grade and the folded username.
+ * A parsed board in columns, built to cross a worker boundary without a copy:
+ * numbers and text in typed arrays that are transferred. The strings of
+ * {@link ENTRIES_PER_CHUNK} entries at a time are concatenated into a chunk and
+ * stored as UTF-8; chunk j is `text[chunkEnds[j - 1] ?? 0 .. chunkEnds[j]]`, so
+ * the receiver decodes one chunk at a time. Entry i (rank i + 1) lives in chunk
+ * `floor(i / ENTRIES_PER_CHUNK)` and owns the strings `STRINGS_PER_ENTRY * i ..`
+ * of `offsets`, which say where each string starts in its decoded chunk (UTF-16
+ * units; it ends where the next one starts, or at the end of the chunk):
+ * username, profile_path, country, grade, folded username.
  */
 export interface BoardColumns {
   count: number;
   scores: Int32Array;
   text: Uint8Array;
+  chunkEnds: Uint32Array;
   offsets: Uint32Array;
   /** The wrapper's `fetched_at`, when the data carried one. */
   fetchedAt: number | null;
   /** SHA-256 of the raw bytes, hex. */
   digest: string;
 }
+
+/** Entries per text chunk of {@link BoardColumns}. */
+export const ENTRIES_PER_CHUNK = 4096;
 
 /** Strings stored per entry in {@link BoardColumns}. */
 export const STRINGS_PER_ENTRY = 5;
@@ -165,34 +174,36 @@ export function toColumns(
   fetchedAt: number | null,
   digest: string,
 ): BoardColumns {
-  const strings: string[] = [];
-  for (const row of rows) {
-    strings.push(
-      row.username,
-      row.profile_path,
-      row.country,
-      row.grade,
-      foldUsername(row.username),
-    );
+  const offsets = new Uint32Array(rows.length * STRINGS_PER_ENTRY);
+  const chunks: string[] = [];
+  let n = 0;
+  for (let start = 0; start < rows.length; start += ENTRIES_PER_CHUNK) {
+    const parts: string[] = [];
+    let at = 0;
+    for (let i = start; i < Math.min(rows.length, start + ENTRIES_PER_CHUNK); i++) {
+      const row = rows[i] as BoardRow;
+      for (const value of [
+        row.username,
+        row.profile_path,
+        row.country,
+        row.grade,
+        foldUsername(row.username),
+      ]) {
+        offsets[n++] = at;
+        parts.push(value);
+        at += value.length;
+      }
+    }
+    chunks.push(parts.join(""));
   }
-  const offsets = new Uint32Array(strings.length + 1);
+  const chunkEnds = new Uint32Array(chunks.length);
   let size = 0;
-  strings.forEach((s, i) => {
-    offsets[i] = size;
-    size += Buffer.byteLength(s, "utf8");
-  });
-  offsets[strings.length] = size;
-  const text = Buffer.from(new ArrayBuffer(size));
-  strings.forEach((s, i) => text.write(s, offsets[i] ?? 0, "utf8"));
+  chunks.forEach((chunk, j) => (chunkEnds[j] = size += Buffer.byteLength(chunk, "utf8")));
+  const text = new Uint8Array(new ArrayBuffer(size));
+  const encoder = new TextEncoder();
+  chunks.forEach((chunk, j) => encoder.encodeInto(chunk, text.subarray(chunkEnds[j - 1] ?? 0)));
   const scores = Int32Array.from(rows, (row) => row.score);
-  return {
-    count: rows.length,
-    scores,
-    text: new Uint8Array(text.buffer, 0, size),
-    offsets,
-    fetchedAt,
-    digest,
-  };
+  return { count: rows.length, scores, text, chunkEnds, offsets, fetchedAt, digest };
 }
 
 /** Parses, validates and packs a fetched board; throws {@link BoardFormatError}. */

@@ -1,6 +1,6 @@
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Entry } from "@repo/proto-gen/scoreboard/v1";
-import { type BoardColumns, STRINGS_PER_ENTRY } from "./parse";
+import { type BoardColumns, ENTRIES_PER_CHUNK, STRINGS_PER_ENTRY } from "./parse";
 import { foldUsername } from "./fold";
 
 /** Folded username -> ranks (1-based) of every entry with that key, best first; only for keys shared by several. */
@@ -69,11 +69,14 @@ export class Snapshot {
   static async build(
     columns: BoardColumns,
     fetchedAt: bigint,
-    sliceSize = 20_000,
+    sliceSize = 4_000,
   ): Promise<Snapshot> {
-    const { count, scores, offsets } = columns;
-    const text = Buffer.from(columns.text.buffer, columns.text.byteOffset, columns.text.byteLength);
-    const str = (i: number): string => text.toString("utf8", offsets[i], offsets[i + 1]);
+    const { count, scores, offsets, text, chunkEnds } = columns;
+    const decoder = new TextDecoder();
+    let chunk = "";
+    let chunkEnd = 0; // index of the first string past the current chunk
+    const str = (i: number): string =>
+      chunk.substring(offsets[i] ?? 0, i + 1 < chunkEnd ? offsets[i + 1] : undefined);
     const entries = new Array<Entry>(count);
     const byFolded = new Map<string, number>();
     const collisions = new Map<string, number[]>();
@@ -81,6 +84,11 @@ export class Snapshot {
       if (start > 0) await yieldToEventLoop();
       const end = Math.min(count, start + sliceSize);
       for (let i = start; i < end; i++) {
+        if (i % ENTRIES_PER_CHUNK === 0) {
+          const j = i / ENTRIES_PER_CHUNK;
+          chunk = decoder.decode(text.subarray(chunkEnds[j - 1] ?? 0, chunkEnds[j]));
+          chunkEnd = Math.min(count, i + ENTRIES_PER_CHUNK) * STRINGS_PER_ENTRY;
+        }
         const s = i * STRINGS_PER_ENTRY;
         const rank = i + 1;
         entries[i] = Object.freeze({

@@ -1,0 +1,81 @@
+/**
+ * Builds a 1,000,000-entry snapshot the way a refresh does (parse in a worker,
+ * index in slices) and reports its build time, the memory it holds and the
+ * worst event-loop delay while it builds; the reference in the same run is the
+ * same board parsed on the event loop. Run with `pnpm --filter scoreboard bench`.
+ */
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { parseBoard } from "../src/snapshot/parse";
+import { parseInWorker } from "../src/snapshot/parse-in-worker";
+import { Snapshot } from "../src/snapshot/snapshot";
+
+const SIZE = Number(process.env.BENCH_BOARD_SIZE ?? 1_000_000);
+
+function board(): Buffer {
+  const lines = ["rank,username,profile_path,country,grade,score"];
+  for (let rank = 1; rank <= SIZE; rank++) {
+    lines.push(
+      `${rank},player_${rank.toString(36)}${rank % 10 === 0 ? "_Ü" : ""},/users/player_${rank},DE,A,${SIZE - rank}`,
+    );
+  }
+  return Buffer.from(lines.join("\n"));
+}
+
+function collect(): number {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc === undefined) throw new Error("run with node --expose-gc");
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
+}
+
+/** Runs `build`, sampling the event loop every millisecond; returns ms taken and worst delay. */
+async function measure<T>(
+  build: () => Promise<T>,
+): Promise<{ value: T; ms: number; worstDelayMs: number }> {
+  const histogram = monitorEventLoopDelay({ resolution: 1 });
+  let worst = 0;
+  let last = performance.now();
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    worst = Math.max(worst, now - last - 1);
+    last = now;
+  }, 1);
+  histogram.enable();
+  const started = performance.now();
+  const value = await build();
+  const ms = performance.now() - started;
+  // Let the sampler run once more, so a build that blocked the loop to the end is seen.
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  histogram.disable();
+  clearInterval(ticker);
+  return { value, ms, worstDelayMs: Math.max(worst, histogram.max / 1e6) };
+}
+
+async function main(): Promise<void> {
+  const bytes = board();
+  // Warm-up: the first worker start pays for module loading.
+  await parseInWorker(Buffer.from("username,profile_path,country,grade,score\na,/a,,A,1\n"), {});
+  const before = collect();
+  const ours = await measure(async () =>
+    Snapshot.build(await parseInWorker(new Uint8Array(bytes), { path: "b.csv" }), 1n),
+  );
+  const held = collect() - before;
+  const reference = await measure(async () =>
+    Snapshot.build(parseBoard(bytes, { path: "b.csv" }), 1n, SIZE),
+  );
+  const mib = (n: number) => (n / 1024 / 1024).toFixed(1);
+  process.stdout.write(
+    [
+      `board: ${SIZE} entries, ${mib(bytes.length)} MiB of CSV`,
+      `snapshot memory held: ${mib(held)} MiB (${(held / SIZE).toFixed(0)} bytes/entry)`,
+      `build (worker parse + sliced index): ${ours.ms.toFixed(0)} ms, worst event-loop delay ${ours.worstDelayMs.toFixed(1)} ms`,
+      `reference (parse and index on the event loop): ${reference.ms.toFixed(0)} ms, worst event-loop delay ${reference.worstDelayMs.toFixed(1)} ms`,
+      `ratio of worst delays, ours / reference: ${(ours.worstDelayMs / reference.worstDelayMs).toFixed(3)}`,
+      `snapshot kept: ${ours.value.total} entries`,
+      "",
+    ].join("\n"),
+  );
+}
+
+void main();
