@@ -118,6 +118,15 @@ describe("HTTP/1.1 and h2c on one port", () => {
     expect(await response.json()).toMatchObject({ rank: 4, username: "user4" });
   });
 
+  it("refuses a request message over 64 KiB", async () => {
+    const response = await fetch(`${running.baseUrl}/scoreboard.v1.ScoreboardService/GetByUsername`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username: "x".repeat(70_000) }),
+    });
+    expect(await response.json()).toMatchObject({ code: "resource_exhausted" });
+  });
+
   it("answers an unknown path with 404", async () => {
     const response = await fetch(`${running.baseUrl}/nope`);
     expect(response.status).toBe(404);
