@@ -119,11 +119,14 @@ describe("HTTP/1.1 and h2c on one port", () => {
   });
 
   it("refuses a request message over 64 KiB", async () => {
-    const response = await fetch(`${running.baseUrl}/scoreboard.v1.ScoreboardService/GetByUsername`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ username: "x".repeat(70_000) }),
-    });
+    const response = await fetch(
+      `${running.baseUrl}/scoreboard.v1.ScoreboardService/GetByUsername`,
+      {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ username: "x".repeat(70_000) }),
+      },
+    );
     expect(await response.json()).toMatchObject({ code: "resource_exhausted" });
   });
 
