@@ -26,7 +26,12 @@ export default tseslint.config(
     files: ["**/*.cjs", "**/jest.config.js"],
     languageOptions: {
       sourceType: "commonjs",
-      globals: { module: "writable", require: "readonly", __dirname: "readonly" },
+      globals: {
+        module: "writable",
+        require: "readonly",
+        __dirname: "readonly",
+        process: "readonly",
+      },
     },
     rules: { "@typescript-eslint/no-require-imports": "off" },
   },

@@ -12,6 +12,8 @@ module.exports = {
       },
     ],
   },
+  // Generated code (Prisma's) imports its TypeScript siblings as `./x.js`.
+  moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
   // Workspace packages export their sources under this condition.
   testEnvironmentOptions: {
     customExportConditions: ["@repo/source", "node", "require", "default"],

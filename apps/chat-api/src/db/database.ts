@@ -1,0 +1,80 @@
+import { mkdir } from "node:fs/promises";
+import { PGlite } from "@electric-sql/pglite";
+import { PrismaPg } from "@prisma/adapter-pg";
+import { Pool } from "pg";
+import { PrismaPGlite } from "pglite-prisma-adapter";
+import { PrismaClient } from "../gen/prisma/client";
+import { type SqlRunner, pgRunner, pgliteRunner } from "./sql";
+
+/** Where the data lives. */
+export type DatabaseConfig =
+  | {
+      kind: "postgres";
+      /** A PostgreSQL connection string. */
+      url: string;
+      /** Connections in the pool shared by Prisma and raw SQL. */
+      poolSize?: number;
+      /** A schema other than `public` (tests use one each). */
+      schema?: string;
+    }
+  | {
+      kind: "pglite";
+      /** A directory for the files; `undefined` keeps the database in memory. */
+      dataDir?: string;
+    };
+
+/** An open database: Prisma for the application, raw SQL for the rest. */
+export interface Database {
+  readonly kind: DatabaseConfig["kind"];
+  readonly prisma: PrismaClient;
+  readonly sql: SqlRunner;
+  /** Whether the database answers (for `/readyz`). */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** Opens the database that `config` names; every entry point and test goes through here. */
+export async function createDatabase(config: DatabaseConfig): Promise<Database> {
+  if (config.kind === "postgres") {
+    const { schema } = config;
+    const pool = new Pool({
+      connectionString: config.url,
+      max: config.poolSize ?? 10,
+      ...(schema === undefined ? {} : { options: `-c search_path="${schema}"` }),
+    });
+    const prisma = new PrismaClient({
+      adapter: new PrismaPg(pool, schema === undefined ? undefined : { schema }),
+    });
+    return wrap("postgres", prisma, pgRunner(pool), () => pool.end());
+  }
+  if (config.dataDir !== undefined) await mkdir(config.dataDir, { recursive: true });
+  const db = new PGlite(config.dataDir);
+  await db.waitReady;
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
+  return wrap("pglite", prisma, pgliteRunner(db), () => db.close());
+}
+
+function wrap(
+  kind: Database["kind"],
+  prisma: PrismaClient,
+  sql: SqlRunner,
+  end: () => Promise<void>,
+): Database {
+  return {
+    kind,
+    prisma,
+    sql,
+    async ping() {
+      try {
+        await sql.query("SELECT 1");
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      await prisma.$disconnect();
+      await end();
+    },
+  };
+}
