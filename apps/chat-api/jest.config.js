@@ -7,6 +7,8 @@ const project = (kind) => ({
   displayName: kind,
   rootDir: __dirname,
   globals: { __TEST_DB__: kind },
+  // Each file starts its own database and CI runs packages side by side on two cores.
+  testTimeout: 30_000,
 });
 
 module.exports = {
