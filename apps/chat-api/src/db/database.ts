@@ -30,6 +30,9 @@ export interface Database {
   readonly sql: SqlRunner;
   /** Whether the database answers (for `/readyz`). */
   ping(): Promise<boolean>;
+  /** Connection pool figures for metrics (PGlite: one connection). */
+  poolStats(): { total: number; idle: number; waiting: number };
+  /** Closes the connections; later calls wait for the first. */
   close(): Promise<void>;
 }
 
@@ -45,13 +48,24 @@ export async function createDatabase(config: DatabaseConfig): Promise<Database> 
     const prisma = new PrismaClient({
       adapter: new PrismaPg(pool, schema === undefined ? undefined : { schema }),
     });
-    return wrap("postgres", prisma, pgRunner(pool), () => pool.end());
+    const stats = () => ({
+      total: pool.totalCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+    });
+    return wrap("postgres", prisma, pgRunner(pool), () => pool.end(), stats);
   }
   if (config.dataDir !== undefined) await mkdir(config.dataDir, { recursive: true });
   const db = new PGlite(config.dataDir);
   await db.waitReady;
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
-  return wrap("pglite", prisma, pgliteRunner(db), () => db.close());
+  return wrap(
+    "pglite",
+    prisma,
+    pgliteRunner(db),
+    () => db.close(),
+    () => ({ total: 1, idle: 1, waiting: 0 }),
+  );
 }
 
 function wrap(
@@ -59,11 +73,14 @@ function wrap(
   prisma: PrismaClient,
   sql: SqlRunner,
   end: () => Promise<void>,
+  poolStats: Database["poolStats"],
 ): Database {
+  let closing: Promise<void> | undefined;
   return {
     kind,
     prisma,
     sql,
+    poolStats,
     async ping() {
       try {
         await sql.query("SELECT 1");
@@ -72,9 +89,9 @@ function wrap(
         return false;
       }
     },
-    async close() {
-      await prisma.$disconnect();
-      await end();
+    close() {
+      closing ??= prisma.$disconnect().then(end);
+      return closing;
     },
   };
 }

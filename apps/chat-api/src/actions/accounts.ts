@@ -1,0 +1,46 @@
+import { generateApiKey } from "../db/seed";
+import type { CacheChange } from "../lib/cache-bus";
+import type { Services } from "../services";
+import type { Prisma } from "../gen/prisma/client";
+
+type Deps = Pick<Services, "db" | "bus">;
+
+/** Runs `write` in one transaction that also announces `change`; then drops this replica's cached rows. */
+async function changeAndAnnounce(
+  { db, bus }: Deps,
+  change: CacheChange,
+  write: (tx: Prisma.TransactionClient) => Promise<unknown>,
+): Promise<void> {
+  await db.prisma.$transaction(async (tx) => {
+    await write(tx);
+    await bus.announce(tx, change);
+  });
+  bus.apply(change);
+}
+
+/** Deactivates (or reactivates) a user or bot; its API key stops (or starts) working on every replica at once. */
+export async function doSetUserActive(deps: Deps, userId: number, active: boolean): Promise<void> {
+  await changeAndAnnounce(deps, { user: userId }, (tx) =>
+    tx.user.update({ where: { id: userId }, data: { is_active: active } }),
+  );
+}
+
+/** Deactivates (or reactivates) a realm; its users' keys stop (or start) working on every replica at once. */
+export async function doSetRealmActive(
+  deps: Deps,
+  realmId: number,
+  active: boolean,
+): Promise<void> {
+  await changeAndAnnounce(deps, { realm: realmId }, (tx) =>
+    tx.realm.update({ where: { id: realmId }, data: { deactivated: !active } }),
+  );
+}
+
+/** Gives a user a new API key; the old one stops working on every replica at once. Returns the new key. */
+export async function doRegenerateApiKey(deps: Deps, userId: number): Promise<string> {
+  const apiKey = generateApiKey();
+  await changeAndAnnounce(deps, { user: userId }, (tx) =>
+    tx.user.update({ where: { id: userId }, data: { api_key: apiKey } }),
+  );
+  return apiKey;
+}

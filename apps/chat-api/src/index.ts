@@ -1,0 +1,68 @@
+import type { AddressInfo } from "node:net";
+import pino from "pino";
+import { createDatabase, type Database } from "./db/database";
+import { migrate } from "./db/migrate";
+import { developmentStart } from "./dev-start";
+import { type Config, isProduction, loadConfig } from "./lib/config";
+import { startServer } from "./server";
+import { createServices } from "./services";
+
+/** Opens the database the configuration names. */
+export function openDatabase(config: Config): Promise<Database> {
+  return config.DATABASE_URL === undefined
+    ? createDatabase({ kind: "pglite", dataDir: config.CHAT_DATA_DIR })
+    : createDatabase({
+        kind: "postgres",
+        url: config.DATABASE_URL,
+        poolSize: config.CHAT_DATABASE_POOL_SIZE,
+      });
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig(process.env);
+  const logger = pino({ level: config.CHAT_LOG_LEVEL, base: { service: "chat-api" } });
+  const db = await openDatabase(config);
+  if (!isProduction(config)) {
+    // Development applies migrations itself; production runs `db:migrate` before starting replicas.
+    const applied = await migrate(db.sql);
+    if (applied.length > 0) logger.info({ applied }, "applied migrations");
+  }
+  const services = createServices(config, db, logger);
+  const running = await startServer(services, {
+    host: config.CHAT_HOST,
+    port: config.PORT,
+    metricsPort: config.CHAT_METRICS_PORT,
+  });
+  const { port } = running.server.address() as AddressInfo;
+  logger.info(
+    { port, metricsPort: config.CHAT_METRICS_PORT, database: db.kind },
+    "chat-api listening",
+  );
+  if (!isProduction(config)) await developmentStart(services);
+
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "draining");
+    running
+      .stop(config.CHAT_SHUTDOWN_GRACE_SECONDS * 1000)
+      .then(() => {
+        logger.info("stopped");
+        process.exit(0);
+      })
+      .catch((error: unknown) => {
+        logger.error({ err: error }, "unclean shutdown");
+        process.exit(1);
+      });
+  };
+  process.once("SIGTERM", () => stop("SIGTERM"));
+  process.once("SIGINT", () => stop("SIGINT"));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `chat-api failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
+  process.exit(1);
+});

@@ -1,0 +1,121 @@
+import { timingSafeEqual } from "node:crypto";
+import { UnauthorizedError, JsonableError } from "@repo/envelope";
+import { LRUCache } from "lru-cache";
+import type { PrismaClient } from "../gen/prisma/client";
+import type { CacheChange, Invalidatable } from "./cache-bus";
+import type { RealmContext } from "./realms";
+
+/** The caller of an authenticated operation, as the auth cache holds it. */
+export interface AuthedUser {
+  id: number;
+  realm_id: number;
+  email: string;
+  delivery_email: string;
+  full_name: string;
+  role: number;
+  is_bot: boolean;
+  bot_type: number | null;
+  bot_owner_id: number | null;
+  is_active: boolean;
+  realm_deactivated: boolean;
+}
+
+interface Cached {
+  user: AuthedUser;
+  apiKey: string;
+}
+
+const API_KEY = /^[A-Za-z0-9]{32}$/;
+
+/** Constant-time comparison of two API keys (same length by format). */
+function sameKey(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/**
+ * API-key lookups, cached: every request needs one, and a database round trip
+ * each time would dominate short requests. Entries go at once on a key
+ * regeneration or a deactivation (see CacheBus), and after a minute anyway.
+ */
+export class AuthCache implements Invalidatable {
+  private readonly byKey = new LRUCache<string, Cached>({ max: 100_000, ttl: 60_000 });
+
+  constructor(private readonly prisma: PrismaClient) {}
+
+  /** The user that owns `apiKey`, or undefined. */
+  async lookup(apiKey: string): Promise<AuthedUser | undefined> {
+    const hit = this.byKey.get(apiKey);
+    if (hit !== undefined && sameKey(hit.apiKey, apiKey)) return hit.user;
+    const row = await this.prisma.user.findUnique({
+      where: { api_key: apiKey },
+      include: { realm: { select: { deactivated: true } } },
+    });
+    if (row === null || !sameKey(row.api_key, apiKey)) return undefined;
+    const user: AuthedUser = {
+      id: row.id,
+      realm_id: row.realm_id,
+      email: row.email,
+      delivery_email: row.delivery_email,
+      full_name: row.full_name,
+      role: row.role,
+      is_bot: row.is_bot,
+      bot_type: row.bot_type,
+      bot_owner_id: row.bot_owner_id,
+      is_active: row.is_active,
+      realm_deactivated: row.realm.deactivated,
+    };
+    this.byKey.set(apiKey, { user, apiKey: row.api_key });
+    return user;
+  }
+
+  invalidate(change: CacheChange): void {
+    for (const [key, { user }] of this.byKey.entries()) {
+      if ("user" in change ? user.id === change.user : user.realm_id === change.realm)
+        this.byKey.delete(key);
+    }
+  }
+}
+
+/** Credentials from an `Authorization: Basic` header, or the contract's error. */
+export function parseBasicAuth(header: string | undefined): { email: string; apiKey: string } {
+  if (header === undefined || header.trim() === "") {
+    throw new UnauthorizedError("Not logged in: API authentication or user session required");
+  }
+  const [scheme = "", encoded = ""] = header.trim().split(/\s+/, 2);
+  if (scheme.toLowerCase() !== "basic") {
+    throw new JsonableError("This endpoint requires HTTP basic authentication.");
+  }
+  const decoded = /^[A-Za-z0-9+/]*={0,2}$/.test(encoded)
+    ? Buffer.from(encoded, "base64").toString("utf8")
+    : "";
+  const colon = decoded.indexOf(":");
+  if (colon < 0 || decoded.includes("\uFFFD"))
+    throw new UnauthorizedError("Invalid authorization header for basic auth");
+  return { email: decoded.slice(0, colon).trim(), apiKey: decoded.slice(colon + 1).trim() };
+}
+
+/** Authenticates a request exactly as the contract's table says, in its order. */
+export async function authenticate(
+  header: string | undefined,
+  context: RealmContext,
+  cache: AuthCache,
+): Promise<AuthedUser> {
+  const { email, apiKey } = parseBasicAuth(header);
+  if (!API_KEY.test(apiKey)) throw new UnauthorizedError("Malformed API key");
+  const user = await cache.lookup(apiKey);
+  const claimed = email.toLowerCase();
+  if (
+    user === undefined ||
+    (claimed !== user.delivery_email.toLowerCase() && claimed !== user.email.toLowerCase())
+  ) {
+    throw new UnauthorizedError("Invalid API key");
+  }
+  if (!user.is_active) throw new UnauthorizedError("Account is deactivated");
+  if (user.realm_deactivated) throw new UnauthorizedError("This organization has been deactivated");
+  if (context.realm === undefined || context.realm.id !== user.realm_id) {
+    throw new UnauthorizedError("Account is not associated with this subdomain");
+  }
+  return user;
+}

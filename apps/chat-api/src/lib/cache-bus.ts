@@ -1,0 +1,72 @@
+import type { Logger } from "pino";
+import type { Prisma } from "../gen/prisma/client";
+import type { SqlRunner } from "../db/sql";
+
+/** What changed, so every replica can drop what it cached about it. */
+export type CacheChange = { user: number } | { realm: number };
+
+/** The PostgreSQL NOTIFY channel of cache invalidations. */
+export const CACHE_CHANNEL = "chat_cache";
+
+/** Something that caches rows and can forget them. */
+export interface Invalidatable {
+  invalidate(change: CacheChange): void;
+}
+
+/**
+ * Invalidation across replicas: a change is announced with NOTIFY inside the
+ * transaction that makes it (so it goes out on commit, or never), and every
+ * replica's LISTEN drops the cached rows. The replica that made the change also
+ * drops them at once, without waiting for its own notification.
+ */
+export class CacheBus {
+  private readonly caches: Invalidatable[] = [];
+  private unlisten: (() => Promise<void>) | undefined;
+
+  constructor(
+    private readonly sql: SqlRunner,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Registers a cache to invalidate. */
+  register(cache: Invalidatable): void {
+    this.caches.push(cache);
+  }
+
+  /** Starts listening for other replicas' changes. */
+  async start(): Promise<void> {
+    this.unlisten = await this.sql.listen(CACHE_CHANNEL, (payload) => {
+      const change = parseChange(payload);
+      if (change === undefined)
+        this.logger.warn({ payload }, "ignored a malformed cache notification");
+      else this.apply(change);
+    });
+  }
+
+  /** Stops listening. */
+  async stop(): Promise<void> {
+    await this.unlisten?.();
+    this.unlisten = undefined;
+  }
+
+  /** Announces `change` inside transaction `tx`; call {@link apply} after it commits. */
+  async announce(tx: Prisma.TransactionClient, change: CacheChange): Promise<void> {
+    await tx.$executeRaw`SELECT pg_notify(${CACHE_CHANNEL}, ${JSON.stringify(change)})`;
+  }
+
+  /** Drops what this replica cached about `change`. */
+  apply(change: CacheChange): void {
+    for (const cache of this.caches) cache.invalidate(change);
+  }
+}
+
+function parseChange(payload: string): CacheChange | undefined {
+  try {
+    const value = JSON.parse(payload) as Record<string, unknown>;
+    if (typeof value.user === "number") return { user: value.user };
+    if (typeof value.realm === "number") return { realm: value.realm };
+  } catch {
+    return undefined;
+  }
+  return undefined;
+}

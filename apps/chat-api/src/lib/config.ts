@@ -1,0 +1,79 @@
+import { z } from "zod";
+
+const port = z.coerce.number().int().min(0).max(65535);
+const flag = z
+  .enum(["true", "false", "1", "0", "yes", "no", "on", "off"])
+  .transform((v) => ["true", "1", "yes", "on"].includes(v));
+const origins = z.string().transform((v) =>
+  v
+    .split(",")
+    .map((o) => o.trim())
+    .filter((o) => o !== ""),
+);
+
+/** The configuration table of the behaviour contract, plus the settings of ours that the README lists. */
+const schema = z.object({
+  PORT: port.default(9991),
+  CHAT_HOST: z.string().min(1).default("0.0.0.0"),
+  CHAT_METRICS_PORT: port.default(9191),
+  CHAT_EXTERNAL_URL: z
+    .url({ protocol: /^https?$/, error: "must be an http(s) URL" })
+    .default("http://localhost:9991")
+    .transform((v) => new URL(v)),
+  NODE_ENV: z.string().default("development"),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "must be a postgresql:// URL")
+    .optional(),
+  CHAT_DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(10),
+  CHAT_DATA_DIR: z.string().min(1).default(".data/chat"),
+  CHAT_WEB_PUBLIC_STREAMS_ENABLED: flag.default(false),
+  CHAT_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE: flag.default(false),
+  CHAT_PUSH_BOUNCER_URL: z
+    .url({ protocol: /^https?$/, error: "must be an http(s) URL" })
+    .optional(),
+  CHAT_RATE_LIMIT: flag.default(true),
+  CHAT_RATE_LIMIT_REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, "must be a redis:// URL")
+    .optional(),
+  /** Key prefix in Redis, so deployments can share one Redis. */
+  CHAT_RATE_LIMIT_REDIS_PREFIX: z
+    .string()
+    .regex(/^[\w:.-]{1,64}$/, "must be letters, digits, _ : . -")
+    .default("chat_rl"),
+  /** Requests per minute of one authenticated user. */
+  CHAT_RATE_LIMIT_USER_PER_MINUTE: z.coerce.number().int().positive().default(200),
+  /** Requests per minute of one IP address without authentication. */
+  CHAT_RATE_LIMIT_IP_PER_MINUTE: z.coerce.number().int().positive().default(100),
+  CHAT_MARK_READ_BUDGET_MS: z.coerce.number().int().positive().default(50_000),
+  CHAT_LOG_LEVEL: z
+    .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
+    .default("info"),
+  CHAT_CORS_ORIGINS: origins.default([]),
+  /** On SIGTERM, how long in-flight requests may run before connections are cut. */
+  CHAT_SHUTDOWN_GRACE_SECONDS: z.coerce.number().positive().default(25),
+});
+
+/** Parsed configuration. */
+export type Config = z.infer<typeof schema>;
+
+/** Reads the configuration from `env`; throws one message naming every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv): Config {
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([, v]) => v !== undefined && v !== ""),
+  );
+  const result = schema.safeParse(present);
+  if (!result.success) {
+    const problems = result.error.issues.map(
+      (issue) => `${issue.path.join(".")}: ${issue.message}`,
+    );
+    throw new Error(`invalid configuration:\n  ${problems.join("\n  ")}`);
+  }
+  return result.data;
+}
+
+/** Whether this is a production server (no dev_fetch_api_key, no demo seed). */
+export function isProduction(config: Config): boolean {
+  return config.NODE_ENV === "production";
+}

@@ -1,0 +1,90 @@
+import { RateLimitedError } from "@repo/envelope";
+import { Redis } from "ioredis";
+import type { Logger } from "pino";
+import {
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RateLimiterRes,
+  type RateLimiterAbstract,
+} from "rate-limiter-flexible";
+
+/** Who a request counts against. */
+export type RateLimitKind = "user" | "ip";
+
+/** Limits per kind: requests per window. */
+export interface RateLimitRules {
+  userPerMinute: number;
+  ipPerMinute: number;
+  /** Prefix of the counters' keys. */
+  prefix: string;
+}
+
+/** Counts requests; over the limit it throws the contract's 429. */
+export interface RateLimiter {
+  /** Counts one request of `key`; returns the headers every limited response carries. */
+  consume(kind: RateLimitKind, key: string): Promise<Record<string, string>>;
+  close(): Promise<void>;
+}
+
+const WINDOW_SECONDS = 60;
+
+function headers(limit: number, result: RateLimiterRes): Record<string, string> {
+  return {
+    "X-RateLimit-Limit": String(limit),
+    "X-RateLimit-Remaining": String(Math.max(0, result.remainingPoints)),
+    "X-RateLimit-Reset": String(Math.ceil((Date.now() + result.msBeforeNext) / 1000)),
+  };
+}
+
+/** No limits (`CHAT_RATE_LIMIT=off`). */
+export const unlimited: RateLimiter = {
+  consume: () => Promise.resolve({}),
+  close: () => Promise.resolve(),
+};
+
+/**
+ * Fixed-window limits with rate-limiter-flexible: in process, or in Redis
+ * (shared by every replica) when `redisUrl` is set. If Redis fails, each
+ * replica falls back to counting in process rather than refusing requests.
+ */
+export function createRateLimiter(
+  rules: RateLimitRules,
+  logger: Logger,
+  redisUrl?: string,
+): RateLimiter {
+  const redis =
+    redisUrl === undefined
+      ? undefined
+      : new Redis(redisUrl, {
+          enableOfflineQueue: false,
+          maxRetriesPerRequest: 1,
+          lazyConnect: false,
+        });
+  redis?.on("error", (error: Error) =>
+    logger.warn({ err: error.message }, "rate-limit store unavailable"),
+  );
+  const make = (kind: RateLimitKind, points: number): RateLimiterAbstract => {
+    const options = { keyPrefix: `${rules.prefix}_${kind}`, points, duration: WINDOW_SECONDS };
+    if (redis === undefined) return new RateLimiterMemory(options);
+    return new RateLimiterRedis({
+      ...options,
+      storeClient: redis,
+      insuranceLimiter: new RateLimiterMemory(options),
+    });
+  };
+  const limiters = { user: make("user", rules.userPerMinute), ip: make("ip", rules.ipPerMinute) };
+  const limits = { user: rules.userPerMinute, ip: rules.ipPerMinute };
+  return {
+    async consume(kind, key) {
+      try {
+        return headers(limits[kind], await limiters[kind].consume(key));
+      } catch (rejection) {
+        if (!(rejection instanceof RateLimiterRes)) throw rejection;
+        throw new RateLimitedError(rejection.msBeforeNext / 1000, headers(limits[kind], rejection));
+      }
+    },
+    async close() {
+      if (redis !== undefined) await redis.quit().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,240 @@
+import {
+  JsonableError,
+  MethodNotAllowedError,
+  OrganizationAdministratorRequiredError,
+  OrganizationOwnerRequiredError,
+  PathNotFoundError,
+  RequestConfusingVarError,
+  RequestVariableMissingError,
+} from "@repo/envelope";
+import type { Realm } from "../gen/prisma/client";
+import type { AuthedUser } from "./auth";
+import { type Param, type ParamValues, isIntPath } from "./params";
+
+/** HTTP methods operations use. */
+export type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
+
+/** `{ draft_id: number }` from `"/drafts/{draft_id}"`: every path parameter of this API is an id. */
+export type PathParams<P extends string> = P extends `${string}{${infer Name}}${infer Rest}`
+  ? { [K in Name | keyof PathParams<Rest>]: number }
+  : Record<string, never>;
+
+/** Roles as Zulip numbers them; lower is more powerful. */
+const ADMINISTRATOR = 200;
+const OWNER = 100;
+const GUEST = 600;
+
+/** Who may call an operation beyond "any authenticated user". */
+export interface Access {
+  /** Bots may call it (default true); else `This endpoint does not accept bot requests.` */
+  bots?: boolean;
+  /** Guests may call it (default true); else `Not allowed for guest users`. */
+  guests?: boolean;
+  /** Only organization administrators, or only owners. */
+  role?: "administrator" | "owner";
+}
+
+/** Facts about the request a handler may use (never `req` itself). */
+export interface RequestInfo {
+  id: string;
+  ip: string;
+  userAgent: string;
+  /** The request's subdomain, even when no realm has it. */
+  subdomain: string;
+}
+
+interface BaseContext<Path, Params> {
+  path: Path;
+  params: Params;
+  request: RequestInfo;
+}
+
+/** What a public operation's handler receives. */
+export interface PublicContext<Path, Params> extends BaseContext<Path, Params> {
+  realm: Realm | undefined;
+}
+
+/** What an authenticated operation's handler receives. */
+export interface UserContext<Path, Params> extends BaseContext<Path, Params> {
+  realm: Realm;
+  user: AuthedUser;
+}
+
+/** The declaration of one operation: everything the platform derives from. */
+export interface OperationSpec<
+  P extends string,
+  Ps extends Record<string, Param<unknown, unknown>>,
+> {
+  /** A stable name for the OpenAPI document (Zulip's operation ids). */
+  operationId: string;
+  summary: string;
+  deprecated?: boolean;
+  tag: string;
+  params: Ps;
+  path?: P;
+}
+
+/** A registered operation, types erased: what the dispatcher and the OpenAPI builder read. */
+export interface Operation {
+  method: Method;
+  path: string;
+  operationId: string;
+  summary: string;
+  deprecated: boolean;
+  tag: string;
+  auth: "public" | "user";
+  access: Access;
+  params: Record<string, Param<unknown, unknown>>;
+  handler: (
+    context: PublicContext<Record<string, number>, Record<string, unknown>> & { user?: AuthedUser },
+  ) => Promise<object> | object;
+}
+
+/** The table of operations, built by the resource modules (`api.get(...)`, `api.patch(...)`). */
+export class Api {
+  readonly operations: Operation[] = [];
+
+  private add(operation: Operation): void {
+    if (this.operations.some((o) => o.method === operation.method && o.path === operation.path)) {
+      throw new Error(`${operation.method} ${operation.path} is declared twice`);
+    }
+    this.operations.push(operation);
+  }
+
+  /** An operation that needs no authentication. */
+  public<P extends string, Ps extends Record<string, Param<unknown, unknown>>>(
+    method: Method,
+    path: P,
+    spec: Omit<OperationSpec<P, Ps>, "path">,
+    handler: (context: PublicContext<PathParams<P>, ParamValues<Ps>>) => Promise<object> | object,
+  ): void {
+    this.add({
+      ...spec,
+      deprecated: spec.deprecated ?? false,
+      method,
+      path,
+      auth: "public",
+      access: {},
+      handler: handler as Operation["handler"],
+    });
+  }
+
+  /** An operation for authenticated users (HTTP Basic with an API key). */
+  user<P extends string, Ps extends Record<string, Param<unknown, unknown>>>(
+    method: Method,
+    path: P,
+    spec: Omit<OperationSpec<P, Ps>, "path"> & { access?: Access },
+    handler: (context: UserContext<PathParams<P>, ParamValues<Ps>>) => Promise<object> | object,
+  ): void {
+    this.add({
+      ...spec,
+      deprecated: spec.deprecated ?? false,
+      access: spec.access ?? {},
+      method,
+      path,
+      auth: "user",
+      handler: handler as unknown as Operation["handler"],
+    });
+  }
+}
+
+/** A path template compiled for matching: `/drafts/{draft_id}`. */
+export interface Route {
+  template: string;
+  pattern: RegExp;
+  names: string[];
+  byMethod: Map<string, Operation>;
+}
+
+/** Groups operations by path template, in declaration order. */
+export function compileRoutes(operations: readonly Operation[]): Route[] {
+  const routes = new Map<string, Route>();
+  for (const operation of operations) {
+    let route = routes.get(operation.path);
+    if (route === undefined) {
+      const names: string[] = [];
+      const source = operation.path
+        .split("/")
+        .map((segment) => {
+          const name = /^\{(\w+)\}$/.exec(segment)?.[1];
+          if (name === undefined) return segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+          names.push(name);
+          return "([^/]+)";
+        })
+        .join("/");
+      route = {
+        template: operation.path,
+        pattern: new RegExp(`^${source}/?$`),
+        names,
+        byMethod: new Map(),
+      };
+      routes.set(operation.path, route);
+    }
+    route.byMethod.set(operation.method, operation);
+  }
+  return [...routes.values()];
+}
+
+/** The operation for a method and path, with its path parameters; 404 and 405 as the contract says. */
+export function matchRoute(
+  routes: readonly Route[],
+  method: string,
+  path: string,
+): { operation: Operation; route: Route; pathParams: Record<string, number> } {
+  for (const route of routes) {
+    const match = route.pattern.exec(path);
+    if (match === null) continue;
+    const segments = match.slice(1);
+    // A non-numeric id is an unknown path, as in Zulip's URL patterns.
+    if (!segments.every((segment) => isIntPath(segment))) continue;
+    const operation = route.byMethod.get(method === "HEAD" ? "GET" : method);
+    if (operation === undefined) {
+      const allowed = [...route.byMethod.keys()];
+      if (allowed.includes("GET")) allowed.push("HEAD");
+      throw new MethodNotAllowedError(allowed);
+    }
+    const pathParams = Object.fromEntries(
+      route.names.map((name, i) => [name, Number(segments[i])]),
+    );
+    return { operation, route, pathParams };
+  }
+  throw new PathNotFoundError();
+}
+
+/** Checks the operation's access rules for `user`, in Zulip's order. */
+export function checkAccess(access: Access, user: AuthedUser): void {
+  if (access.bots === false && user.is_bot)
+    throw new JsonableError("This endpoint does not accept bot requests.");
+  if (access.guests === false && user.role >= GUEST)
+    throw new JsonableError("Not allowed for guest users");
+  if (access.role === "owner" && user.role > OWNER) throw new OrganizationOwnerRequiredError();
+  if (access.role === "administrator" && user.role > ADMINISTRATOR)
+    throw new OrganizationAdministratorRequiredError();
+}
+
+/**
+ * Reads every declared parameter from `fields` (body first, then query, as
+ * merged by the caller): aliases, missing and confusing variables, the
+ * parameter's own parser. Returns the values and every field name it read.
+ */
+export function readParams(
+  declared: Record<string, Param<unknown, unknown>>,
+  fields: ReadonlyMap<string, string>,
+): { values: Record<string, unknown>; read: Set<string> } {
+  const values: Record<string, unknown> = {};
+  const read = new Set<string>();
+  for (const [name, param] of Object.entries(declared)) {
+    const present = [name, ...param.aliases].filter((n) => fields.has(n));
+    [name, ...param.aliases].forEach((n) => read.add(n));
+    if (present.length > 1)
+      throw new RequestConfusingVarError(present[0] ?? name, present[1] ?? name);
+    const given = present[0];
+    if (given === undefined) {
+      if (param.required) throw new RequestVariableMissingError(name);
+      values[name] = param.fallback;
+      continue;
+    }
+    values[name] = param.parse(fields.get(given) ?? "", given);
+  }
+  return { values, read };
+}

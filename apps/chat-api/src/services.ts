@@ -1,0 +1,50 @@
+import type { Logger } from "pino";
+import type { Database } from "./db/database";
+import { AuthCache } from "./lib/auth";
+import { CacheBus } from "./lib/cache-bus";
+import type { Config } from "./lib/config";
+import { type AppMetrics, createMetrics } from "./lib/metrics";
+import { type RateLimiter, createRateLimiter, unlimited } from "./lib/rate-limit";
+import { RealmDirectory } from "./lib/realms";
+
+/** Everything a request may need, built once per process (or per test). */
+export interface Services {
+  config: Config;
+  db: Database;
+  logger: Logger;
+  metrics: AppMetrics;
+  realms: RealmDirectory;
+  auth: AuthCache;
+  bus: CacheBus;
+  rateLimiter: RateLimiter;
+}
+
+/** Builds the services over an open database; call `bus.start()` to hear other replicas. */
+export function createServices(config: Config, db: Database, logger: Logger): Services {
+  const realms = new RealmDirectory(db.prisma, config.CHAT_EXTERNAL_URL.hostname);
+  const auth = new AuthCache(db.prisma);
+  const bus = new CacheBus(db.sql, logger);
+  bus.register(realms);
+  bus.register(auth);
+  const rateLimiter = config.CHAT_RATE_LIMIT
+    ? createRateLimiter(
+        {
+          userPerMinute: config.CHAT_RATE_LIMIT_USER_PER_MINUTE,
+          ipPerMinute: config.CHAT_RATE_LIMIT_IP_PER_MINUTE,
+          prefix: config.CHAT_RATE_LIMIT_REDIS_PREFIX,
+        },
+        logger,
+        config.CHAT_RATE_LIMIT_REDIS_URL,
+      )
+    : unlimited;
+  return {
+    config,
+    db,
+    logger,
+    metrics: createMetrics(() => db.poolStats()),
+    realms,
+    auth,
+    bus,
+    rateLimiter,
+  };
+}

@@ -1,0 +1,153 @@
+import type { AddressInfo } from "node:net";
+import { Writable } from "node:stream";
+import pino from "pino";
+import { request } from "undici";
+import { seedDemoRealm } from "../../src/db/seed";
+import { loadConfig } from "../../src/lib/config";
+import type { Api } from "../../src/lib/typed-endpoint";
+import { type RunningServer, startServer } from "../../src/server";
+import { type Services, createServices } from "../../src/services";
+import { type TestDatabase, freshDatabase } from "./database";
+
+/** The root host of test servers (CHAT_EXTERNAL_URL); realms are `<sub>.chat.test`. */
+export const ROOT_HOST = "chat.test";
+
+/** What a test call returns. */
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** The parsed JSON body (undefined for an empty body). */
+  body: Record<string, unknown>;
+  text: string;
+}
+
+/** Options of one call. */
+export interface CallOptions {
+  host?: string;
+  /** `[email, apiKey]` for Basic auth, or a raw Authorization header. */
+  auth?: readonly [string, string] | string;
+  /** Form fields; non-strings are sent as JSON text, as Zulip clients do. */
+  form?: Record<string, unknown>;
+  query?: Record<string, unknown>;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+}
+
+/** A demo person's id, email and key. */
+export interface Person {
+  id: number;
+  email: string;
+  apiKey: string;
+}
+
+/** A started test server with its database and log. */
+export interface TestServer {
+  url: string;
+  port: number;
+  db: TestDatabase;
+  services: Services;
+  running: RunningServer;
+  /** Every log line written so far, as text. */
+  logs: string[];
+  call(method: string, path: string, options?: CallOptions): Promise<Reply>;
+  person(key: string): Promise<Person>;
+  close(): Promise<void>;
+}
+
+const encode = (fields: Record<string, unknown> = {}): string =>
+  new URLSearchParams(
+    Object.entries(fields).map(([k, v]): [string, string] => [
+      k,
+      typeof v === "string" ? v : JSON.stringify(v),
+    ]),
+  ).toString();
+
+/**
+ * Starts chat-api on a loopback port over a fresh (seeded) database, with
+ * `env` on top of the test defaults, and optionally another operation table.
+ */
+export async function startTestServer(
+  options: {
+    env?: Record<string, string>;
+    api?: (services: Services) => Api;
+    seed?: boolean;
+    db?: TestDatabase;
+  } = {},
+): Promise<TestServer> {
+  const db = options.db ?? (await freshDatabase());
+  if (options.seed ?? true) await seedDemoRealm(db.prisma);
+  const config = loadConfig({
+    CHAT_EXTERNAL_URL: `http://${ROOT_HOST}`,
+    CHAT_LOG_LEVEL: "info",
+    NODE_ENV: "development",
+    ...options.env,
+  });
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      logs.push(chunk.toString());
+      done();
+    },
+  });
+  const services = createServices(config, db, pino({ level: config.CHAT_LOG_LEVEL }, sink));
+  const running = await startServer(services, {
+    host: "127.0.0.1",
+    port: 0,
+    metricsPort: 0,
+    ...(options.api === undefined ? {} : { api: options.api(services) }),
+  });
+  const { port } = running.server.address() as AddressInfo;
+  const url = `http://127.0.0.1:${port}`;
+  let closed = false;
+
+  const call = async (method: string, path: string, opts: CallOptions = {}): Promise<Reply> => {
+    const headers: Record<string, string> = { host: opts.host ?? ROOT_HOST, ...opts.headers };
+    if (typeof opts.auth === "string") headers.authorization = opts.auth;
+    else if (opts.auth !== undefined) {
+      headers.authorization = `Basic ${Buffer.from(`${opts.auth[0]}:${opts.auth[1]}`).toString("base64")}`;
+    }
+    let body = opts.body;
+    if (opts.form !== undefined) {
+      body = encode(opts.form);
+      headers["content-type"] ??= "application/x-www-form-urlencoded";
+    }
+    const query = opts.query === undefined ? "" : `?${encode(opts.query)}`;
+    const response = await request(`${url}${path}${query}`, {
+      method: method as "GET",
+      headers,
+      ...(body === undefined ? {} : { body }),
+    });
+    const text = await response.body.text();
+    return {
+      status: response.statusCode,
+      headers: response.headers,
+      body: text === "" ? {} : (JSON.parse(text) as Record<string, unknown>),
+      text,
+    };
+  };
+
+  return {
+    url,
+    port,
+    db,
+    services,
+    running,
+    logs,
+    call,
+    async person(key) {
+      const user = await db.prisma.user.findFirstOrThrow({
+        where: { email: `${key}@example.com` },
+      });
+      return { id: user.id, email: user.email, apiKey: user.api_key };
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await running.stop(1000);
+      if (options.db === undefined) {
+        // running.stop closed the database; drop a PostgreSQL test schema too.
+        await db.close().catch(() => undefined);
+      }
+    },
+  };
+}
