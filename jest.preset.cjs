@@ -8,7 +8,8 @@ module.exports = {
       "@swc/jest",
       {
         jsc: { parser: { syntax: "typescript" }, target: "es2023" },
-        module: { type: "commonjs" },
+        // Dynamic import() stays native, for ES-module-only packages (needs --experimental-vm-modules).
+        module: { type: "commonjs", ignoreDynamic: true },
       },
     ],
   },

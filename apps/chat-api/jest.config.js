@@ -7,10 +7,10 @@ const project = (kind) => ({
   displayName: kind,
   rootDir: __dirname,
   globals: { __TEST_DB__: kind },
-  // Each file starts its own database and CI runs packages side by side on two cores.
-  testTimeout: 30_000,
 });
 
 module.exports = {
+  // Each test file starts its own database; a seeded PGlite takes a few seconds on two cores.
+  testTimeout: 30_000,
   projects: [project("pglite"), ...(process.env.TEST_DATABASE_URL ? [project("postgres")] : [])],
 };

@@ -65,13 +65,12 @@ function dispatcher(services: Services, api: Api): RequestHandler {
       },
     });
     const ignored = [...fields.keys()].filter((name) => !read.has(name));
-    res.status(200).json(renderSuccess(data, ignored));
+    res.status(200).json(operation.bare ? data : renderSuccess(data, ignored));
   };
 }
 
-/** Body-parser and multer failures are the client's: a 4xx in the envelope, never a 500. */
+/** Body-parser failures are the client's: a 4xx in the envelope, never a 500. */
 function clientError(error: unknown): JsonableError | undefined {
-  if (error instanceof multer.MulterError) return new JsonableError("Malformed multipart body");
   const { status, type } = (error ?? {}) as { status?: unknown; type?: unknown };
   if (typeof status !== "number" || status < 400 || status >= 500) return undefined;
   if (type === "entity.too.large")
@@ -127,7 +126,13 @@ export function createApp(services: Services, api: Api = buildApi(services)): ex
     res.status(up ? 200 : 503).json({ status: up ? "ok" : "database unavailable" });
   });
 
-  const forms = multer({ limits: { fieldSize: BODY_LIMIT, fields: 1000, files: 0 } }).none();
+  const multipart = multer({ limits: { fieldSize: BODY_LIMIT, fields: 1000, files: 0 } }).none();
+  // Anything the multipart parser fails on is the body's fault (busboy throws plain Errors).
+  const forms: RequestHandler = (req, res, next) => {
+    multipart(req, res, (error?: unknown) => {
+      next(error === undefined ? undefined : new JsonableError("Malformed multipart body"));
+    });
+  };
   app.use(
     "/api/v1",
     express.urlencoded({ extended: false, limit: BODY_LIMIT, parameterLimit: 1000 }),

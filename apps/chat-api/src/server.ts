@@ -19,6 +19,7 @@ export async function startServer(
   options: { host: string; port: number; metricsPort: number; api?: Api; logger?: Logger },
 ): Promise<RunningServer> {
   await services.bus.start();
+  await services.rateLimiter.ready();
   const server = http.createServer(createApp(services, options.api));
   const metricsServer = http.createServer((req, res) => {
     if (req.url !== "/metrics") {

@@ -53,19 +53,25 @@ export async function createDatabase(config: DatabaseConfig): Promise<Database> 
       idle: pool.idleCount,
       waiting: pool.waitingCount,
     });
-    return wrap("postgres", prisma, pgRunner(pool), () => pool.end(), stats);
+    const sql = pgRunner(pool);
+    // LISTEN holds a pooled connection, and the pool does not end while one is out.
+    const end = async (): Promise<void> => {
+      await sql.stopListening();
+      await pool.end();
+    };
+    return wrap("postgres", prisma, sql, end, stats);
   }
   if (config.dataDir !== undefined) await mkdir(config.dataDir, { recursive: true });
   const db = new PGlite(config.dataDir);
   await db.waitReady;
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
-  return wrap(
-    "pglite",
-    prisma,
-    pgliteRunner(db),
-    () => db.close(),
-    () => ({ total: 1, idle: 1, waiting: 0 }),
-  );
+  const sql = pgliteRunner(db);
+  // PGlite does not close while a LISTEN is active.
+  const end = async (): Promise<void> => {
+    await sql.stopListening();
+    await db.close();
+  };
+  return wrap("pglite", prisma, sql, end, () => ({ total: 1, idle: 1, waiting: 0 }));
 }
 
 function wrap(

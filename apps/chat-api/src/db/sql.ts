@@ -37,8 +37,12 @@ function sessionOf(client: Pool | PoolClient): SqlSession {
   };
 }
 
-/** Raw SQL over a node-postgres pool (the one Prisma's adapter uses too). */
-export function pgRunner(pool: Pool): SqlRunner {
+/**
+ * Raw SQL over a node-postgres pool (the one Prisma's adapter uses too).
+ * `stopListening` gives back the connections LISTEN holds: the pool does not end while one is out.
+ */
+export function pgRunner(pool: Pool): SqlRunner & { stopListening(): Promise<void> } {
+  const listeners = new Set<() => Promise<void>>();
   return {
     ...sessionOf(pool),
     async withSession(work) {
@@ -55,16 +59,30 @@ export function pgRunner(pool: Pool): SqlRunner {
         if (message.channel === channel) onMessage(message.payload ?? "");
       });
       await client.query(`LISTEN ${quoteIdentifier(channel)}`);
-      return async () => {
-        await client.query(`UNLISTEN ${quoteIdentifier(channel)}`);
-        client.release();
+      const stop = async (): Promise<void> => {
+        if (!listeners.delete(stop)) return;
+        try {
+          await client.query(`UNLISTEN ${quoteIdentifier(channel)}`);
+          client.release();
+        } catch (error) {
+          client.release(error instanceof Error ? error : true);
+        }
       };
+      listeners.add(stop);
+      return stop;
+    },
+    async stopListening() {
+      await Promise.all([...listeners].map((stop) => stop()));
     },
   };
 }
 
-/** Raw SQL over an embedded PGlite database (one connection, shared with Prisma). */
-export function pgliteRunner(db: PGlite): SqlRunner {
+/**
+ * Raw SQL over an embedded PGlite database (one connection, shared with Prisma).
+ * `stopListening` ends every LISTEN: PGlite does not close while one is active.
+ */
+export function pgliteRunner(db: PGlite): SqlRunner & { stopListening(): Promise<void> } {
+  const listeners = new Set<() => Promise<void>>();
   const session: SqlSession = {
     async query<T extends Row>(text: string, params: readonly unknown[] = []) {
       return (await db.query<T>(text, [...params])).rows;
@@ -76,6 +94,16 @@ export function pgliteRunner(db: PGlite): SqlRunner {
   return {
     ...session,
     withSession: (work) => work(session),
-    listen: (channel, onMessage) => db.listen(channel, onMessage),
+    async listen(channel, onMessage) {
+      const unlisten = await db.listen(channel, onMessage);
+      const stop = async (): Promise<void> => {
+        if (listeners.delete(stop)) await unlisten();
+      };
+      listeners.add(stop);
+      return stop;
+    },
+    async stopListening() {
+      await Promise.all([...listeners].map((stop) => stop()));
+    },
   };
 }

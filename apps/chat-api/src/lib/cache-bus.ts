@@ -45,8 +45,12 @@ export class CacheBus {
 
   /** Stops listening. */
   async stop(): Promise<void> {
-    await this.unlisten?.();
+    const unlisten = this.unlisten;
     this.unlisten = undefined;
+    // A database that is already gone has stopped listening by itself.
+    await unlisten?.().catch((error: unknown) =>
+      this.logger.warn({ err: error }, "could not unlisten"),
+    );
   }
 
   /** Announces `change` inside transaction `tx`; call {@link apply} after it commits. */

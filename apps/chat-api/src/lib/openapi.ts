@@ -69,7 +69,12 @@ export function buildOpenApi(
       parameters: [...pathParams, ...queryParams],
       ...body,
       responses: {
-        "200": { $ref: "#/components/responses/Success" },
+        "200": op.bare
+          ? {
+              description: "The document",
+              content: { "application/json": { schema: { type: "object" } } },
+            }
+          : { $ref: "#/components/responses/Success" },
         ...errors,
       },
     };

@@ -1,4 +1,5 @@
 import { RateLimitedError } from "@repo/envelope";
+import { once } from "node:events";
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import {
@@ -21,6 +22,8 @@ export interface RateLimitRules {
 
 /** Counts requests; over the limit it throws the contract's 429. */
 export interface RateLimiter {
+  /** Resolves once the store can count (Redis connected, or given up on after a few seconds). */
+  ready(): Promise<void>;
   /** Counts one request of `key`; returns the headers every limited response carries. */
   consume(kind: RateLimitKind, key: string): Promise<Record<string, string>>;
   close(): Promise<void>;
@@ -38,6 +41,7 @@ function headers(limit: number, result: RateLimiterRes): Record<string, string> 
 
 /** No limits (`CHAT_RATE_LIMIT=off`). */
 export const unlimited: RateLimiter = {
+  ready: () => Promise.resolve(),
   consume: () => Promise.resolve({}),
   close: () => Promise.resolve(),
 };
@@ -75,6 +79,19 @@ export function createRateLimiter(
   const limiters = { user: make("user", rules.userPerMinute), ip: make("ip", rules.ipPerMinute) };
   const limits = { user: rules.userPerMinute, ip: rules.ipPerMinute };
   return {
+    async ready() {
+      if (redis === undefined || redis.status === "ready") return;
+      // Until Redis is ready every replica would count on its own; wait a little for it.
+      const timeout = new Promise<"timeout">((resolve) =>
+        setTimeout(() => resolve("timeout"), 5000).unref(),
+      );
+      const outcome = await Promise.race([
+        once(redis, "ready").then(() => "ready" as const),
+        timeout,
+      ]);
+      if (outcome === "timeout")
+        logger.warn("rate-limit store not ready; counting in process until it is");
+    },
     async consume(kind, key) {
       try {
         return headers(limits[kind], await limiters[kind].consume(key));

@@ -72,6 +72,8 @@ export interface OperationSpec<
   tag: string;
   params: Ps;
   path?: P;
+  /** Send the handler's result as the whole body, without the success envelope (documents, not API data). */
+  bare?: boolean;
 }
 
 /** A registered operation, types erased: what the dispatcher and the OpenAPI builder read. */
@@ -82,6 +84,7 @@ export interface Operation {
   summary: string;
   deprecated: boolean;
   tag: string;
+  bare: boolean;
   auth: "public" | "user";
   access: Access;
   params: Record<string, Param<unknown, unknown>>;
@@ -111,6 +114,7 @@ export class Api {
     this.add({
       ...spec,
       deprecated: spec.deprecated ?? false,
+      bare: spec.bare ?? false,
       method,
       path,
       auth: "public",
@@ -129,6 +133,7 @@ export class Api {
     this.add({
       ...spec,
       deprecated: spec.deprecated ?? false,
+      bare: spec.bare ?? false,
       access: spec.access ?? {},
       method,
       path,

@@ -14,6 +14,7 @@ export function openApiRoutes(api: Api, { config }: Services): void {
       summary: "The OpenAPI 3.1 document of this API",
       tag: "server",
       params: {},
+      bare: true,
     },
     () => {
       document ??= buildOpenApi(api.operations, {

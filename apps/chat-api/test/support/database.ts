@@ -39,12 +39,13 @@ export async function freshDatabase(): Promise<TestDatabase> {
   await adminQuery(url, `CREATE SCHEMA ${schema}`);
   const db = await createDatabase({ kind: "postgres", url, schema, poolSize: 4 });
   await migrate(db.sql);
+  let closing: Promise<void> | undefined;
   return {
     ...db,
     replica: () => createDatabase({ kind: "postgres", url, schema, poolSize: 4 }),
-    async close() {
-      await db.close();
-      await adminQuery(url, `DROP SCHEMA ${schema} CASCADE`);
+    close() {
+      closing ??= db.close().then(() => adminQuery(url, `DROP SCHEMA ${schema} CASCADE`));
+      return closing;
     },
   };
 }
