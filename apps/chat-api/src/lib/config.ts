@@ -51,6 +51,25 @@ const schema = z.object({
     .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
     .default("info"),
   CHAT_CORS_ORIGINS: origins.default([]),
+  /**
+   * Oldest client versions served, as `Name=version` pairs (`ZulipMobile=27.192`); a
+   * `User-Agent` of an older one gets `is_incompatible: true` in server_settings.
+   */
+  CHAT_MINIMUM_CLIENT_VERSIONS: z
+    .string()
+    .regex(
+      /^(\s*[\w.-]+=\d+(\.\d+)*\s*)(,\s*[\w.-]+=\d+(\.\d+)*\s*)*$/,
+      "must be Name=version pairs, comma-separated",
+    )
+    .transform((v) =>
+      Object.fromEntries(
+        v.split(",").map((pair) => {
+          const [name = "", version = ""] = pair.trim().split("=");
+          return [name, version];
+        }),
+      ),
+    )
+    .optional(),
   /** On SIGTERM, how long in-flight requests may run before connections are cut. */
   CHAT_SHUTDOWN_GRACE_SECONDS: z.coerce.number().positive().default(25),
 });

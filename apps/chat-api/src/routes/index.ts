@@ -1,6 +1,8 @@
 import { Api } from "../lib/typed-endpoint";
 import type { Services } from "../services";
 import { openApiRoutes } from "./openapi";
+import { serverRoutes } from "./server";
+import { userRoutes } from "./users";
 
 /**
  * The URL table: every operation of the API, by resource. Reads like the API's
@@ -8,6 +10,8 @@ import { openApiRoutes } from "./openapi";
  */
 export function buildApi(services: Services): Api {
   const api = new Api();
+  serverRoutes(api, services);
+  userRoutes(api, services);
   openApiRoutes(api, services);
   return api;
 }
