@@ -1,15 +1,16 @@
 import { seedDemoRealm } from "./db/seed";
 import type { Services } from "./services";
 
-/**
- * Development start: seeds the demo realm into an empty database and prints
- * how to get a key and make a first call.
- */
-export async function developmentStart({ db, config, logger }: Services): Promise<void> {
+/** Development start, before listening: seeds the demo realm into a database that has no realm. */
+export async function seedIfEmpty({ db, logger }: Pick<Services, "db" | "logger">): Promise<void> {
   if ((await db.prisma.realm.count()) === 0) {
     await seedDemoRealm(db.prisma);
     logger.info("seeded the demo realm");
   }
+}
+
+/** Development start, once listening: how to get a key and make a first call. */
+export function printFirstSteps({ config }: Pick<Services, "config">): void {
   const base = new URL("/api/v1", config.CHAT_EXTERNAL_URL).href;
   process.stdout.write(
     [

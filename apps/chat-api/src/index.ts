@@ -1,22 +1,11 @@
 import type { AddressInfo } from "node:net";
 import pino from "pino";
-import { createDatabase, type Database } from "./db/database";
+import { openDatabase } from "./db/open";
 import { migrate } from "./db/migrate";
-import { developmentStart } from "./dev-start";
-import { type Config, isProduction, loadConfig } from "./lib/config";
+import { printFirstSteps, seedIfEmpty } from "./dev-start";
+import { isProduction, loadConfig } from "./lib/config";
 import { startServer } from "./server";
 import { createServices } from "./services";
-
-/** Opens the database the configuration names. */
-export function openDatabase(config: Config): Promise<Database> {
-  return config.DATABASE_URL === undefined
-    ? createDatabase({ kind: "pglite", dataDir: config.CHAT_DATA_DIR })
-    : createDatabase({
-        kind: "postgres",
-        url: config.DATABASE_URL,
-        poolSize: config.CHAT_DATABASE_POOL_SIZE,
-      });
-}
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
@@ -28,6 +17,7 @@ async function main(): Promise<void> {
     if (applied.length > 0) logger.info({ applied }, "applied migrations");
   }
   const services = createServices(config, db, logger);
+  if (!isProduction(config)) await seedIfEmpty(services);
   const running = await startServer(services, {
     host: config.CHAT_HOST,
     port: config.PORT,
@@ -38,7 +28,7 @@ async function main(): Promise<void> {
     { port, metricsPort: config.CHAT_METRICS_PORT, database: db.kind },
     "chat-api listening",
   );
-  if (!isProduction(config)) await developmentStart(services);
+  if (!isProduction(config)) printFirstSteps(services);
 
   let stopping = false;
   const stop = (signal: string): void => {

@@ -48,7 +48,7 @@ export const SYSTEM_GROUPS = [
 ] as const;
 
 /** The system group a role's users are direct members of. */
-const GROUP_OF_ROLE: Record<number, (typeof SYSTEM_GROUPS)[number]> = {
+export const GROUP_OF_ROLE: Record<number, (typeof SYSTEM_GROUPS)[number]> = {
   [Role.OWNER]: "role:owners",
   [Role.ADMINISTRATOR]: "role:administrators",
   [Role.MODERATOR]: "role:moderators",

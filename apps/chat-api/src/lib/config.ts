@@ -25,6 +25,11 @@ const schema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, "must be a postgresql:// URL")
     .optional(),
+  /** A PostgreSQL schema other than `public` for chat-api's tables. */
+  CHAT_DATABASE_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, "must be a lower-case SQL identifier")
+    .optional(),
   CHAT_DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(10),
   CHAT_DATA_DIR: z.string().min(1).default(".data/chat"),
   CHAT_WEB_PUBLIC_STREAMS_ENABLED: flag.default(false),

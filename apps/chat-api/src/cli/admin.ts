@@ -1,0 +1,337 @@
+/**
+ * `pnpm --filter chat-api admin <command>`: administer chat-api from a shell.
+ * Works on the database the environment names (DATABASE_URL, else the embedded
+ * one under CHAT_DATA_DIR). Changes announce themselves to running servers
+ * through PostgreSQL NOTIFY, so a deactivation takes effect on every replica at once.
+ */
+import { parseArgs } from "node:util";
+import pino from "pino";
+import { doSetRealmActive, doSetUserActive } from "../actions/accounts";
+import { openDatabase } from "../db/open";
+import { migrate } from "../db/migrate";
+import { BotType, GROUP_OF_ROLE, Role, createRealm, generateApiKey } from "../db/seed";
+import type { Database } from "../db/database";
+import { CacheBus } from "../lib/cache-bus";
+import { isProduction, loadConfig } from "../lib/config";
+
+/** A mistake in the command line: usage is printed, exit code 2. */
+class UsageError extends Error {}
+/** A command that could not be carried out: exit code 1. */
+class CommandError extends Error {}
+
+const ROLES: Record<string, number> = {
+  owner: Role.OWNER,
+  administrator: Role.ADMINISTRATOR,
+  moderator: Role.MODERATOR,
+  member: Role.MEMBER,
+  guest: Role.GUEST,
+};
+const ROLE_NAMES = Object.fromEntries(Object.entries(ROLES).map(([name, n]) => [n, name]));
+
+interface Command {
+  usage: string;
+  summary: string;
+  options: Record<string, { type: "string" | "boolean" }>;
+  run(
+    db: Database,
+    values: Record<string, string | boolean | undefined>,
+    positionals: string[],
+  ): Promise<string>;
+}
+
+function required(values: Record<string, string | boolean | undefined>, name: string): string {
+  const value = values[name];
+  if (typeof value !== "string" || value.trim() === "")
+    throw new UsageError(`--${name} is required`);
+  return value.trim();
+}
+
+async function realmId(db: Database, subdomain: string): Promise<number> {
+  const realm = await db.prisma.realm.findUnique({ where: { subdomain: subdomain.toLowerCase() } });
+  if (realm === null) throw new CommandError(`no realm with subdomain "${subdomain}"`);
+  return realm.id;
+}
+
+async function userId(db: Database, subdomain: string, email: string): Promise<number> {
+  const id = await realmId(db, subdomain);
+  const rows = await db.prisma.$queryRaw<{ id: number }[]>`
+    SELECT id FROM users WHERE realm_id = ${id} AND lower(delivery_email) = lower(${email})`;
+  const row = rows[0];
+  if (row === undefined) throw new CommandError(`no user ${email} in realm "${subdomain}"`);
+  return row.id;
+}
+
+async function emailFree(db: Database, realm: number, email: string): Promise<void> {
+  const rows = await db.prisma.$queryRaw<{ id: number }[]>`
+    SELECT id FROM users WHERE realm_id = ${realm} AND (lower(delivery_email) = lower(${email}) OR lower(email) = lower(${email}))`;
+  if (rows.length > 0) throw new CommandError(`${email} is already taken in this realm`);
+}
+
+function validEmail(email: string): string {
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email))
+    throw new UsageError(`"${email}" is not an email address`);
+  return email;
+}
+
+const realmOption = { realm: { type: "string" as const } };
+
+const commands: Record<string, Command> = {
+  "create-realm": {
+    usage: "create-realm --subdomain SUB --name NAME [--description TEXT]",
+    summary:
+      "Create a realm (organization) with its system groups; --subdomain '' is the root realm",
+    options: {
+      subdomain: { type: "string" },
+      name: { type: "string" },
+      description: { type: "string" },
+    },
+    async run(db, values) {
+      const subdomain =
+        typeof values.subdomain === "string" ? values.subdomain.trim().toLowerCase() : undefined;
+      if (subdomain === undefined) throw new UsageError("--subdomain is required");
+      if (subdomain !== "" && !/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(subdomain)) {
+        throw new UsageError(`"${subdomain}" is not a valid subdomain (letters, digits, hyphens)`);
+      }
+      const name = required(values, "name");
+      if (name.length > 40) throw new UsageError("--name is too long (limit: 40 characters)");
+      if ((await db.prisma.realm.count({ where: { subdomain } })) > 0) {
+        throw new CommandError(`a realm with subdomain "${subdomain}" already exists`);
+      }
+      const description = typeof values.description === "string" ? values.description : "";
+      const { realmId: id } = await db.prisma.$transaction((tx) =>
+        createRealm(tx, { subdomain, name, description }),
+      );
+      return `created realm ${id} "${name}" (subdomain "${subdomain}")`;
+    },
+  },
+  "create-user": {
+    usage:
+      "create-user --realm SUB --email EMAIL --name NAME [--role owner|administrator|moderator|member|guest]",
+    summary: "Create a user and print its API key",
+    options: {
+      ...realmOption,
+      email: { type: "string" },
+      name: { type: "string" },
+      role: { type: "string" },
+    },
+    async run(db, values) {
+      const realm = await realmId(db, required(values, "realm"));
+      const email = validEmail(required(values, "email"));
+      const roleName = typeof values.role === "string" ? values.role : "member";
+      const role = ROLES[roleName];
+      if (role === undefined)
+        throw new UsageError(`--role must be one of ${Object.keys(ROLES).join(", ")}`);
+      await emailFree(db, realm, email);
+      const apiKey = generateApiKey();
+      const user = await db.prisma.$transaction(async (tx) => {
+        const created = await tx.user.create({
+          data: {
+            realm_id: realm,
+            email,
+            delivery_email: email,
+            full_name: required(values, "name"),
+            role,
+            api_key: apiKey,
+          },
+        });
+        const groupName = GROUP_OF_ROLE[role];
+        const group = await tx.userGroup.findFirstOrThrow({
+          where: { realm_id: realm, name: groupName ?? "role:everyone" },
+        });
+        await tx.userGroupMember.create({ data: { group_id: group.id, user_id: created.id } });
+        return created;
+      });
+      return `created user ${user.id} ${email} (${roleName}); API key: ${apiKey}`;
+    },
+  },
+  "create-bot": {
+    usage: "create-bot --realm SUB --email EMAIL --name NAME --owner OWNER_EMAIL",
+    summary: "Create a generic bot owned by a user and print its API key",
+    options: {
+      ...realmOption,
+      email: { type: "string" },
+      name: { type: "string" },
+      owner: { type: "string" },
+    },
+    async run(db, values) {
+      const subdomain = required(values, "realm");
+      const realm = await realmId(db, subdomain);
+      const email = validEmail(required(values, "email"));
+      const owner = await userId(db, subdomain, required(values, "owner"));
+      await emailFree(db, realm, email);
+      const apiKey = generateApiKey();
+      const bot = await db.prisma.$transaction(async (tx) => {
+        const created = await tx.user.create({
+          data: {
+            realm_id: realm,
+            email,
+            delivery_email: email,
+            full_name: required(values, "name"),
+            is_bot: true,
+            bot_type: BotType.GENERIC,
+            bot_owner_id: owner,
+            api_key: apiKey,
+          },
+        });
+        const group = await tx.userGroup.findFirstOrThrow({
+          where: { realm_id: realm, name: "role:fullmembers" },
+        });
+        await tx.userGroupMember.create({ data: { group_id: group.id, user_id: created.id } });
+        return created;
+      });
+      return `created bot ${bot.id} ${email}; API key: ${apiKey}`;
+    },
+  },
+  deactivate: {
+    usage: "deactivate user EMAIL --realm SUB | deactivate realm SUB",
+    summary:
+      "Deactivate a user, a bot or a realm; their API keys stop working on every server at once",
+    options: realmOption,
+    run: (db, values, args) => setActive(db, values, args, false),
+  },
+  reactivate: {
+    usage: "reactivate user EMAIL --realm SUB | reactivate realm SUB",
+    summary: "Reactivate a user, a bot or a realm",
+    options: realmOption,
+    run: (db, values, args) => setActive(db, values, args, true),
+  },
+  "api-key": {
+    usage: "api-key --realm SUB --email EMAIL",
+    summary: "Print a user's or bot's API key",
+    options: { ...realmOption, email: { type: "string" } },
+    async run(db, values) {
+      const id = await userId(db, required(values, "realm"), required(values, "email"));
+      const user = await db.prisma.user.findUniqueOrThrow({ where: { id } });
+      return user.api_key;
+    },
+  },
+  "list-realms": {
+    usage: "list-realms",
+    summary: "List realms: id, subdomain, name, state",
+    options: {},
+    async run(db) {
+      const realms = await db.prisma.realm.findMany({ orderBy: { id: "asc" } });
+      return realms
+        .map(
+          (r) =>
+            `${r.id}\t${r.subdomain === "" ? '""' : r.subdomain}\t${r.name}\t${r.deactivated ? "deactivated" : "active"}`,
+        )
+        .join("\n");
+    },
+  },
+  "list-users": {
+    usage: "list-users --realm SUB",
+    summary: "List a realm's users and bots: id, email, name, role, kind, state",
+    options: realmOption,
+    async run(db, values) {
+      const realm = await realmId(db, required(values, "realm"));
+      const users = await db.prisma.user.findMany({
+        where: { realm_id: realm },
+        orderBy: { id: "asc" },
+      });
+      return users
+        .map((u) =>
+          [
+            u.id,
+            u.delivery_email,
+            u.full_name,
+            ROLE_NAMES[u.role] ?? u.role,
+            u.is_bot ? "bot" : "human",
+            u.is_active ? "active" : "deactivated",
+          ].join("\t"),
+        )
+        .join("\n");
+    },
+  },
+};
+
+async function setActive(
+  db: Database,
+  values: Record<string, string | boolean | undefined>,
+  args: string[],
+  active: boolean,
+): Promise<string> {
+  const [kind, target] = args;
+  if (target === undefined || (kind !== "user" && kind !== "realm")) {
+    throw new UsageError("say what: user EMAIL --realm SUB, or realm SUB");
+  }
+  const bus = new CacheBus(db.sql, pino({ level: "silent" }));
+  const verb = active ? "reactivated" : "deactivated";
+  if (kind === "realm") {
+    await doSetRealmActive({ db, bus }, await realmId(db, target), active);
+    return `${verb} realm "${target}"`;
+  }
+  await doSetUserActive({ db, bus }, await userId(db, required(values, "realm"), target), active);
+  return `${verb} ${target}`;
+}
+
+function help(): string {
+  const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(14)} ${c.summary}`);
+  return [
+    "usage: admin <command> [options]   (admin <command> --help for its options)",
+    "",
+    ...lines,
+  ].join("\n");
+}
+
+/** Runs the CLI on `argv` with the configuration in `env`; returns the exit code (0 done, 1 failed, 2 usage). */
+export async function runAdmin(
+  argv: string[],
+  out: (text: string) => void,
+  err: (text: string) => void,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    out(help());
+    return name === undefined ? 2 : 0;
+  }
+  const command = commands[name];
+  if (command === undefined) {
+    err(`unknown command "${name}"\n\n${help()}`);
+    return 2;
+  }
+  let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
+  try {
+    parsed = parseArgs({
+      args: rest,
+      options: { ...command.options, help: { type: "boolean", short: "h" } },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (error) {
+    err(`${error instanceof Error ? error.message : String(error)}\nusage: admin ${command.usage}`);
+    return 2;
+  }
+  if (parsed.values.help === true) {
+    out(`usage: admin ${command.usage}\n\n${command.summary}`);
+    return 0;
+  }
+  let db: Database | undefined;
+  try {
+    const config = loadConfig(env);
+    db = await openDatabase(config);
+    if (!isProduction(config)) await migrate(db.sql);
+    out(await command.run(db, parsed.values, parsed.positionals));
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      err(`${error.message}\nusage: admin ${command.usage}`);
+      return 2;
+    }
+    err(`error: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  } finally {
+    await db?.close();
+  }
+}
+
+if (require.main === module) {
+  void runAdmin(
+    process.argv.slice(2),
+    (text) => process.stdout.write(`${text}\n`),
+    (text) => process.stderr.write(`${text}\n`),
+  ).then((code) => {
+    process.exitCode = code;
+  });
+}

@@ -1,0 +1,232 @@
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runAdmin } from "../src/cli/admin";
+import { TEST_DB_KIND, freshDatabase, type TestDatabase } from "./support/database";
+import { startTestServer } from "./support/server";
+
+/**
+ * The admin CLI, run as its entry point runs it, against this project's
+ * database kind: a data directory of its own (PGlite) or a schema of its own
+ * on TEST_DATABASE_URL (PostgreSQL).
+ */
+let db: TestDatabase | undefined;
+let env: NodeJS.ProcessEnv;
+
+beforeAll(async () => {
+  if (TEST_DB_KIND === "postgres") {
+    db = await freshDatabase();
+    const [row] = await db.sql.query<{ schema: string }>("SELECT current_schema() AS schema");
+    env = { DATABASE_URL: process.env.TEST_DATABASE_URL, CHAT_DATABASE_SCHEMA: row?.schema };
+  } else {
+    env = { CHAT_DATA_DIR: await mkdtemp(join(tmpdir(), "chat-admin-")) };
+  }
+});
+
+afterAll(async () => {
+  await db?.close();
+});
+
+async function admin(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runAdmin(
+    argv,
+    (t) => out.push(t),
+    (t) => err.push(t),
+    env,
+  );
+  return { code, out: out.join("\n"), err: err.join("\n") };
+}
+
+describe("the admin CLI", () => {
+  it("creates realms, users and bots, and lists them", async () => {
+    const realm = await admin("create-realm", "--subdomain", "Lear", "--name", "King Lear");
+    expect(realm.code).toBe(0);
+    expect(realm.out).toMatch(/^created realm \d+ "King Lear" \(subdomain "lear"\)$/);
+    const user = await admin(
+      "create-user",
+      "--realm",
+      "lear",
+      "--email",
+      "goneril@example.com",
+      "--name",
+      "Goneril",
+      "--role",
+      "administrator",
+    );
+    expect(user.code).toBe(0);
+    expect(user.out).toMatch(
+      /^created user \d+ goneril@example\.com \(administrator\); API key: [A-Za-z0-9]{32}$/,
+    );
+    const bot = await admin(
+      "create-bot",
+      "--realm",
+      "lear",
+      "--email",
+      "fool-bot@example.com",
+      "--name",
+      "Fool",
+      "--owner",
+      "GONERIL@example.com",
+    );
+    expect(bot.out).toMatch(/^created bot \d+ fool-bot@example\.com; API key: [A-Za-z0-9]{32}$/);
+    const realms = await admin("list-realms");
+    expect(realms.out).toMatch(/^\d+\tlear\tKing Lear\tactive$/m);
+    const users = await admin("list-users", "--realm", "lear");
+    expect(users.out.split("\n").map((line) => line.split("\t").slice(1))).toEqual([
+      ["goneril@example.com", "Goneril", "administrator", "human", "active"],
+      ["fool-bot@example.com", "Fool", "member", "bot", "active"],
+    ]);
+  });
+
+  it("prints an API key, and deactivates and reactivates users and realms", async () => {
+    const key = await admin("api-key", "--realm", "lear", "--email", "goneril@example.com");
+    expect(key.out).toMatch(/^[A-Za-z0-9]{32}$/);
+    expect((await admin("deactivate", "user", "fool-bot@example.com", "--realm", "lear")).out).toBe(
+      "deactivated fool-bot@example.com",
+    );
+    expect((await admin("list-users", "--realm", "lear")).out).toMatch(
+      /fool-bot@example\.com.*\tdeactivated$/m,
+    );
+    expect(
+      (await admin("reactivate", "user", "fool-bot@example.com", "--realm", "lear")).code,
+    ).toBe(0);
+    expect((await admin("deactivate", "realm", "lear")).out).toBe('deactivated realm "lear"');
+    expect((await admin("list-realms")).out).toMatch(/\tlear\tKing Lear\tdeactivated$/m);
+    expect((await admin("reactivate", "realm", "lear")).code).toBe(0);
+  });
+
+  it.each<[string, string[], number, RegExp]>([
+    ["an unknown command", ["explode"], 2, /unknown command "explode"/],
+    [
+      "a missing option",
+      ["create-user", "--realm", "lear", "--email", "x@example.com"],
+      2,
+      /--name is required/,
+    ],
+    ["an unknown option", ["list-realms", "--colour"], 2, /Unknown option '--colour'/],
+    [
+      "a bad role",
+      [
+        "create-user",
+        "--realm",
+        "lear",
+        "--email",
+        "x@example.com",
+        "--name",
+        "X",
+        "--role",
+        "king",
+      ],
+      2,
+      /--role must be one of/,
+    ],
+    [
+      "a bad email",
+      ["create-user", "--realm", "lear", "--email", "nope", "--name", "X"],
+      2,
+      /"nope" is not an email address/,
+    ],
+    [
+      "a bad subdomain",
+      ["create-realm", "--subdomain", "no way", "--name", "X"],
+      2,
+      /not a valid subdomain/,
+    ],
+    [
+      "an unknown realm",
+      ["list-users", "--realm", "atlantis"],
+      1,
+      /no realm with subdomain "atlantis"/,
+    ],
+    [
+      "a taken subdomain",
+      ["create-realm", "--subdomain", "lear", "--name", "Again"],
+      1,
+      /already exists/,
+    ],
+    [
+      "a taken email",
+      ["create-user", "--realm", "lear", "--email", "GONERIL@example.com", "--name", "G"],
+      1,
+      /already taken/,
+    ],
+    [
+      "an unknown user",
+      ["deactivate", "user", "edmund@example.com", "--realm", "lear"],
+      1,
+      /no user edmund@example\.com/,
+    ],
+    [
+      "an unknown owner",
+      [
+        "create-bot",
+        "--realm",
+        "lear",
+        "--email",
+        "b@example.com",
+        "--name",
+        "B",
+        "--owner",
+        "x@example.com",
+      ],
+      1,
+      /no user x@example\.com/,
+    ],
+    ["a vague deactivation", ["deactivate", "everything"], 2, /say what/],
+  ])("fails clearly on %s", async (_what, argv, code, message) => {
+    const result = await admin(...argv);
+    expect(result.code).toBe(code);
+    expect(result.err).toMatch(message);
+    expect(result.out).toBe("");
+  });
+
+  it("explains itself with --help", async () => {
+    const all = await admin("--help");
+    expect(all.code).toBe(0);
+    expect(all.out).toContain("create-bot");
+    const one = await admin("create-user", "--help");
+    expect(one.code).toBe(0);
+    expect(one.out).toContain("usage: admin create-user --realm SUB --email EMAIL --name NAME");
+  });
+});
+
+// PGlite is one process's database: a CLI process and a server cannot share it,
+// so this runs in the PostgreSQL project only.
+if (TEST_DB_KIND === "postgres") {
+  describe("a deactivation through the CLI", () => {
+    it("takes effect on a running server at once (PostgreSQL NOTIFY)", async () => {
+      if (db === undefined) {
+        // PGlite is one process's database: the CLI and a server cannot share it; nothing to check here.
+        expect(TEST_DB_KIND).toBe("pglite");
+        return;
+      }
+      const server = await startTestServer({
+        db: { ...db, close: () => Promise.resolve() },
+        seed: false,
+      });
+      try {
+        const key = (await admin("api-key", "--realm", "lear", "--email", "goneril@example.com"))
+          .out;
+        const call = () =>
+          server.call("GET", "/api/v1/users/me", {
+            host: "lear.chat.test",
+            auth: ["goneril@example.com", key],
+          });
+        expect((await call()).status).toBe(200);
+        expect(
+          (await admin("deactivate", "user", "goneril@example.com", "--realm", "lear")).code,
+        ).toBe(0);
+        let status = 200;
+        for (let i = 0; i < 100 && status === 200; i++) {
+          status = (await call()).status;
+          if (status === 200) await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        expect(status).toBe(401);
+      } finally {
+        await server.close();
+      }
+    });
+  });
+}
