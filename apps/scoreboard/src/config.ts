@@ -1,3 +1,4 @@
+import { loadEnv } from "@repo/env";
 import { z } from "zod";
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -32,15 +33,5 @@ export type Config = z.infer<typeof schema>;
 
 /** Reads the configuration from `env`; throws one message naming every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv): Config {
-  const present = Object.fromEntries(
-    Object.entries(env).filter(([, v]) => v !== undefined && v !== ""),
-  );
-  const result = schema.safeParse(present);
-  if (!result.success) {
-    const problems = result.error.issues.map(
-      (issue) => `${issue.path.join(".")}: ${issue.message}`,
-    );
-    throw new Error(`invalid configuration:\n  ${problems.join("\n  ")}`);
-  }
-  return result.data;
+  return loadEnv(schema, env);
 }

@@ -9,7 +9,7 @@ import pino from "pino";
 import { doSetRealmActive, doSetUserActive } from "../actions/accounts";
 import { openDatabase } from "../db/open";
 import { migrate } from "../db/migrate";
-import { BotType, GROUP_OF_ROLE, Role, createRealm, generateApiKey } from "../db/seed";
+import { Role, createAccount, createRealm } from "../db/seed";
 import type { Database } from "../db/database";
 import { CacheBus } from "../lib/cache-bus";
 import { isProduction, loadConfig } from "../lib/config";
@@ -122,26 +122,10 @@ const commands: Record<string, Command> = {
       if (role === undefined)
         throw new UsageError(`--role must be one of ${Object.keys(ROLES).join(", ")}`);
       await emailFree(db, realm, email);
-      const apiKey = generateApiKey();
-      const user = await db.prisma.$transaction(async (tx) => {
-        const created = await tx.user.create({
-          data: {
-            realm_id: realm,
-            email,
-            delivery_email: email,
-            full_name: required(values, "name"),
-            role,
-            api_key: apiKey,
-          },
-        });
-        const groupName = GROUP_OF_ROLE[role];
-        const group = await tx.userGroup.findFirstOrThrow({
-          where: { realm_id: realm, name: groupName ?? "role:everyone" },
-        });
-        await tx.userGroupMember.create({ data: { group_id: group.id, user_id: created.id } });
-        return created;
-      });
-      return `created user ${user.id} ${email} (${roleName}); API key: ${apiKey}`;
+      const user = await db.prisma.$transaction((tx) =>
+        createAccount(tx, { realmId: realm, email, fullName: required(values, "name"), role }),
+      );
+      return `created user ${user.id} ${email} (${roleName}); API key: ${user.apiKey}`;
     },
   },
   "create-bot": {
@@ -159,27 +143,15 @@ const commands: Record<string, Command> = {
       const email = validEmail(required(values, "email"));
       const owner = await userId(db, subdomain, required(values, "owner"));
       await emailFree(db, realm, email);
-      const apiKey = generateApiKey();
-      const bot = await db.prisma.$transaction(async (tx) => {
-        const created = await tx.user.create({
-          data: {
-            realm_id: realm,
-            email,
-            delivery_email: email,
-            full_name: required(values, "name"),
-            is_bot: true,
-            bot_type: BotType.GENERIC,
-            bot_owner_id: owner,
-            api_key: apiKey,
-          },
-        });
-        const group = await tx.userGroup.findFirstOrThrow({
-          where: { realm_id: realm, name: "role:fullmembers" },
-        });
-        await tx.userGroupMember.create({ data: { group_id: group.id, user_id: created.id } });
-        return created;
-      });
-      return `created bot ${bot.id} ${email}; API key: ${apiKey}`;
+      const bot = await db.prisma.$transaction((tx) =>
+        createAccount(tx, {
+          realmId: realm,
+          email,
+          fullName: required(values, "name"),
+          bot: { ownerId: owner },
+        }),
+      );
+      return `created bot ${bot.id} ${email}; API key: ${bot.apiKey}`;
     },
   },
   deactivate: {

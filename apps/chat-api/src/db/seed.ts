@@ -109,6 +109,51 @@ export async function createRealm(
   return { realmId, groups };
 }
 
+/** A new user or bot. */
+export interface NewAccount {
+  realmId: number;
+  email: string;
+  fullName: string;
+  /** A role of {@link Role}; bots are members. */
+  role?: number;
+  bot?: { ownerId: number | null; system?: boolean };
+}
+
+/**
+ * Creates a user or generic bot with a fresh API key and puts it in the system
+ * group of its role, inside transaction `tx`; returns its id and key.
+ */
+export async function createAccount(
+  tx: Prisma.TransactionClient,
+  account: NewAccount,
+): Promise<{ id: number; apiKey: string }> {
+  const role = account.bot === undefined ? (account.role ?? Role.MEMBER) : Role.MEMBER;
+  const apiKey = generateApiKey();
+  const user = await tx.user.create({
+    data: {
+      realm_id: account.realmId,
+      email: account.email,
+      delivery_email: account.email,
+      full_name: account.fullName,
+      role,
+      api_key: apiKey,
+      ...(account.bot === undefined
+        ? {}
+        : {
+            is_bot: true,
+            bot_type: BotType.GENERIC,
+            bot_owner_id: account.bot.ownerId,
+            is_system_bot: account.bot.system ?? false,
+          }),
+    },
+  });
+  const group = await tx.userGroup.findFirstOrThrow({
+    where: { realm_id: account.realmId, name: GROUP_OF_ROLE[role] ?? "role:everyone" },
+  });
+  await tx.userGroupMember.create({ data: { group_id: group.id, user_id: user.id } });
+  return { id: user.id, apiKey };
+}
+
 /** Zulip's defaults for a new channel's group settings. */
 export function defaultChannelGroups(groups: Record<SystemGroupName, number>) {
   return {
@@ -157,56 +202,27 @@ export async function seedDemoRealm(prisma: PrismaClient): Promise<void> {
       });
       const people: Record<string, number> = {};
       for (const person of DEMO_PEOPLE) {
-        const email = `${person.key}@example.com`;
-        const user = await tx.user.create({
-          data: {
-            realm_id: realmId,
-            email,
-            delivery_email: email,
-            full_name: person.full_name,
-            role: person.role,
-            api_key: generateApiKey(),
-          },
+        const { id } = await createAccount(tx, {
+          realmId,
+          email: `${person.key}@example.com`,
+          fullName: person.full_name,
+          role: person.role,
         });
-        people[person.key] = user.id;
-        await tx.userGroupMember.create({
-          data: {
-            group_id: groups[GROUP_OF_ROLE[person.role] ?? "role:everyone"],
-            user_id: user.id,
-          },
-        });
+        people[person.key] = id;
       }
       const id = (key: DemoPerson): number => people[key] ?? 0;
-      const bots = [
-        {
-          email: "hamlet-bot@example.com",
-          full_name: "Hamlet's bot",
-          bot_owner_id: id("hamlet"),
-          is_system_bot: false,
-        },
-        {
-          email: "notification-bot@example.com",
-          full_name: "Notification Bot",
-          bot_owner_id: null,
-          is_system_bot: true,
-        },
-      ];
-      for (const bot of bots) {
-        const user = await tx.user.create({
-          data: {
-            ...bot,
-            realm_id: realmId,
-            delivery_email: bot.email,
-            role: Role.MEMBER,
-            is_bot: true,
-            bot_type: BotType.GENERIC,
-            api_key: generateApiKey(),
-          },
-        });
-        await tx.userGroupMember.create({
-          data: { group_id: groups["role:fullmembers"], user_id: user.id },
-        });
-      }
+      await createAccount(tx, {
+        realmId,
+        email: "hamlet-bot@example.com",
+        fullName: "Hamlet's bot",
+        bot: { ownerId: id("hamlet") },
+      });
+      await createAccount(tx, {
+        realmId,
+        email: "notification-bot@example.com",
+        fullName: "Notification Bot",
+        bot: { ownerId: null, system: true },
+      });
 
       const channelGroups = defaultChannelGroups(groups);
       const channel = (name: string, description: string, invite_only = false) =>
