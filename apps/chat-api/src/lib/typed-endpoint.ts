@@ -14,10 +14,13 @@ import { type Param, type ParamValues, isIntPath } from "./params";
 /** HTTP methods operations use. */
 export type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 
+/** The names of the `{...}` segments of a path template. */
+type PathParamNames<P extends string> = P extends `${string}{${infer Name}}${infer Rest}`
+  ? Name | PathParamNames<Rest>
+  : never;
+
 /** `{ draft_id: number }` from `"/drafts/{draft_id}"`: every path parameter of this API is an id. */
-export type PathParams<P extends string> = P extends `${string}{${infer Name}}${infer Rest}`
-  ? { [K in Name | keyof PathParams<Rest>]: number }
-  : Record<string, never>;
+export type PathParams<P extends string> = { [K in PathParamNames<P>]: number };
 
 /** Roles as Zulip numbers them; lower is more powerful. */
 const ADMINISTRATOR = 200;

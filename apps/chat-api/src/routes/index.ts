@@ -1,7 +1,9 @@
 import { Api } from "../lib/typed-endpoint";
 import type { Services } from "../services";
+import { botRoutes } from "./bots";
 import { openApiRoutes } from "./openapi";
 import { serverRoutes } from "./server";
+import { userGroupRoutes } from "./user-groups";
 import { userRoutes } from "./users";
 
 /**
@@ -12,6 +14,8 @@ export function buildApi(services: Services): Api {
   const api = new Api();
   serverRoutes(api, services);
   userRoutes(api, services);
+  userGroupRoutes(api, services);
+  botRoutes(api, services);
   openApiRoutes(api, services);
   return api;
 }

@@ -1,0 +1,141 @@
+import { doSetUserActive } from "../src/actions/accounts";
+import { createAccount, createRealm } from "../src/db/seed";
+import { type Person, type TestServer, startTestServer } from "./support/server";
+import { zulipResponseSchema } from "./support/zulip-schema";
+
+const validate = zulipResponseSchema(
+  "subset",
+  "/user_groups/{user_group_id}/members/{user_id}",
+  "get",
+);
+
+let server: TestServer;
+let groups: Record<string, number>;
+let otherRealmGroup: number;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  const all = await server.db.prisma.userGroup.findMany({ where: { name: { not: null } } });
+  groups = Object.fromEntries(all.map((g) => [g.name ?? "", g.id]));
+  // A chain of named groups, top -> mid -> hamletcharacters, to check depth.
+  const realm = await server.db.prisma.realm.findFirstOrThrow();
+  const mid = await server.db.prisma.userGroup.create({
+    data: { realm_id: realm.id, name: "mid" },
+  });
+  const top = await server.db.prisma.userGroup.create({
+    data: { realm_id: realm.id, name: "top" },
+  });
+  await server.db.prisma.userGroupSubgroup.createMany({
+    data: [
+      { supergroup_id: top.id, subgroup_id: mid.id },
+      { supergroup_id: mid.id, subgroup_id: groups.hamletcharacters ?? 0 },
+    ],
+  });
+  groups.mid = mid.id;
+  groups.top = top.id;
+  otherRealmGroup = await server.db.prisma.$transaction(async (tx) => {
+    const { groups: lear } = await createRealm(tx, { subdomain: "lear", name: "Lear" });
+    return lear["role:everyone"];
+  });
+});
+
+afterAll(() => server.close());
+
+async function check(
+  caller: Person,
+  groupId: number,
+  userId: number,
+  query?: Record<string, unknown>,
+) {
+  return server.call("GET", `/api/v1/user_groups/${groupId}/members/${userId}`, {
+    auth: [caller.email, caller.apiKey],
+    ...(query === undefined ? {} : { query }),
+  });
+}
+
+describe("GET /api/v1/user_groups/{user_group_id}/members/{user_id}", () => {
+  it.each([
+    ["hamletcharacters", "cordelia", undefined, true],
+    ["hamletcharacters", "othello", undefined, false],
+    ["top", "cordelia", undefined, true],
+    ["top", "cordelia", { direct_member_only: true }, false],
+    ["mid", "hamlet", { direct_member_only: false }, true],
+    ["role:administrators", "desdemona", undefined, true],
+    ["role:administrators", "desdemona", { direct_member_only: true }, false],
+    ["role:members", "polonius", undefined, false],
+    ["role:everyone", "polonius", undefined, true],
+    ["role:members", "hamlet-bot", undefined, true],
+    ["role:nobody", "desdemona", undefined, false],
+  ])("%s has %s (%j): %s", async (group, who, query, member) => {
+    const caller = await server.person("iago");
+    const target = await server.person(who);
+    const reply = await check(caller, groups[group] ?? 0, target.id, query);
+    expect(reply.status).toBe(200);
+    expect(validate(reply.body)).toEqual([]);
+    expect(reply.body).toEqual({ result: "success", msg: "", is_user_group_member: member });
+  });
+
+  it.each(["desdemona", "iago", "prospero", "othello", "polonius", "hamlet-bot"])(
+    "answers %s",
+    async (who) => {
+      const reply = await check(
+        await server.person(who),
+        groups.hamletcharacters ?? 0,
+        (await server.person("hamlet")).id,
+      );
+      expect(reply.body).toEqual({ result: "success", msg: "", is_user_group_member: true });
+    },
+  );
+
+  it("does not count deactivated users", async () => {
+    const cordelia = await server.person("cordelia");
+    await doSetUserActive(server.services, cordelia.id, false);
+    try {
+      const reply = await check(
+        await server.person("iago"),
+        groups.hamletcharacters ?? 0,
+        cordelia.id,
+      );
+      expect(reply.body.is_user_group_member).toBe(false);
+    } finally {
+      await doSetUserActive(server.services, cordelia.id, true);
+    }
+  });
+
+  it("answers Invalid user group for an unknown group and another realm's group", async () => {
+    const iago = await server.person("iago");
+    for (const id of [999_999, otherRealmGroup]) {
+      const reply = await check(iago, id, iago.id);
+      expect([reply.status, reply.body]).toEqual([
+        400,
+        { result: "error", msg: "Invalid user group", code: "BAD_REQUEST" },
+      ]);
+    }
+  });
+
+  it("answers No such user for an unknown user and another realm's user", async () => {
+    const iago = await server.person("iago");
+    const stranger = await server.db.prisma.$transaction(async (tx) => {
+      const realm = await tx.realm.findUniqueOrThrow({ where: { subdomain: "lear" } });
+      return createAccount(tx, {
+        realmId: realm.id,
+        email: "regan@example.com",
+        fullName: "Regan",
+      });
+    });
+    for (const id of [999_999, stranger.id]) {
+      const reply = await check(iago, groups.hamletcharacters ?? 0, id);
+      expect(reply.body).toEqual({ result: "error", msg: "No such user", code: "BAD_REQUEST" });
+    }
+  });
+
+  it("rejects a direct_member_only that is not a boolean", async () => {
+    const iago = await server.person("iago");
+    const reply = await check(iago, groups.top ?? 0, iago.id, { direct_member_only: "maybe" });
+    expect(reply.body).toEqual({
+      result: "error",
+      msg: "direct_member_only is not a boolean",
+      code: "BAD_REQUEST",
+    });
+  });
+});
