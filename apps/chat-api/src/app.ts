@@ -3,7 +3,7 @@ import { JsonableError, renderError, renderSuccess } from "@repo/envelope";
 import express, { type ErrorRequestHandler, type Request, type RequestHandler } from "express";
 import multer from "multer";
 import { pinoHttp } from "pino-http";
-import { authenticate } from "./lib/auth";
+import { type AuthedUser, authenticate } from "./lib/auth";
 import { type Api, checkAccess, compileRoutes, matchRoute, readParams } from "./lib/typed-endpoint";
 import { buildApi } from "./routes";
 import type { Services } from "./services";
@@ -39,14 +39,21 @@ function dispatcher(services: Services, api: Api): RequestHandler {
     const { operation, route, pathParams } = matchRoute(routes, req.method, req.path);
     res.locals.route = `/api/v1${route.template}`;
     const context = await services.realms.fromHost(req.headers.host);
-    const user =
-      operation.auth === "user"
-        ? await authenticate(req.headers.authorization, context, services.auth)
-        : undefined;
+    const ip = req.ip ?? "";
+    let user: AuthedUser | undefined;
+    if (operation.auth === "user") {
+      try {
+        user = await authenticate(req.headers.authorization, context, services.auth);
+      } catch (error) {
+        // Failed logins count against the address, so a flood of bad keys meets 429s, not the database.
+        res.set(await services.rateLimiter.consume("ip", ip));
+        throw error;
+      }
+    }
     res.set(
       await services.rateLimiter.consume(
         user === undefined ? "ip" : "user",
-        String(user?.id ?? req.ip),
+        user === undefined ? ip : String(user.id),
       ),
     );
     if (user !== undefined) checkAccess(operation.access, user);

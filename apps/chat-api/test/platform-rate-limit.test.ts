@@ -120,3 +120,22 @@ describe("CHAT_RATE_LIMIT=off", () => {
     }
   });
 });
+
+describe("failed authentications", () => {
+  it("count against the IP address, so a flood of bad keys meets 429s", async () => {
+    const server = await startTestServer({
+      api: testApi,
+      env: { CHAT_RATE_LIMIT_IP_PER_MINUTE: "2" },
+    });
+    try {
+      const call = () =>
+        server.call("GET", "/api/v1/test/whoami", { auth: ["hamlet@example.com", "x".repeat(32)] });
+      const first = await call();
+      expect([first.status, first.headers["x-ratelimit-limit"]]).toEqual([401, "2"]);
+      expect((await call()).status).toBe(401);
+      expectLimited(await call(), 2);
+    } finally {
+      await server.close();
+    }
+  });
+});
