@@ -2,6 +2,7 @@ import { Api } from "../lib/typed-endpoint";
 import type { Services } from "../services";
 import { botRoutes } from "./bots";
 import { openApiRoutes } from "./openapi";
+import { realmRoutes } from "./realm";
 import { serverRoutes } from "./server";
 import { userGroupRoutes } from "./user-groups";
 import { userRoutes } from "./users";
@@ -16,6 +17,7 @@ export function buildApi(services: Services): Api {
   userRoutes(api, services);
   userGroupRoutes(api, services);
   botRoutes(api, services);
+  realmRoutes(api, services);
   openApiRoutes(api, services);
   return api;
 }
