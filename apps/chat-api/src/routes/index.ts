@@ -1,6 +1,7 @@
 import { Api } from "../lib/typed-endpoint";
 import type { Services } from "../services";
 import { botRoutes } from "./bots";
+import { channelRoutes } from "./channels";
 import { openApiRoutes } from "./openapi";
 import { realmRoutes } from "./realm";
 import { serverRoutes } from "./server";
@@ -17,6 +18,7 @@ export function buildApi(services: Services): Api {
   userRoutes(api, services);
   userGroupRoutes(api, services);
   botRoutes(api, services);
+  channelRoutes(api, services);
   realmRoutes(api, services);
   openApiRoutes(api, services);
   return api;

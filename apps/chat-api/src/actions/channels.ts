@@ -1,0 +1,100 @@
+import { JsonableError } from "@repo/envelope";
+import type { Channel, PrismaClient } from "../gen/prisma/client";
+import type { AuthedUser } from "../lib/auth";
+
+/** Zulip's role numbers: lower is more powerful. */
+const ADMINISTRATOR = 200;
+const GUEST = 600;
+
+/**
+ * Whether `user` can see `channel` (its metadata): administrators see every
+ * channel of their realm, members every public one, everyone the channels they
+ * are subscribed to and web-public ones.
+ */
+async function canSee(prisma: PrismaClient, user: AuthedUser, channel: Channel): Promise<boolean> {
+  if (channel.realm_id !== user.realm_id) return false;
+  if (user.role <= ADMINISTRATOR || channel.is_web_public) return true;
+  if (!channel.invite_only && user.role < GUEST) return true;
+  const subscription = await prisma.subscription.findUnique({
+    where: { user_id_channel_id: { user_id: user.id, channel_id: channel.id } },
+  });
+  return subscription?.active === true;
+}
+
+/** A channel of the caller's realm the caller can see, by id; else `Invalid channel ID` (all cases look the same). */
+export async function accessChannelById(
+  prisma: PrismaClient,
+  user: AuthedUser,
+  channelId: number,
+): Promise<Channel> {
+  const channel = await prisma.channel.findUnique({ where: { id: channelId } });
+  if (channel === null || !(await canSee(prisma, user, channel)))
+    throw new JsonableError("Invalid channel ID");
+  return channel;
+}
+
+/** The same by name (compared case-insensitively); else `Invalid channel name 'NAME'`. */
+export async function accessChannelByName(
+  prisma: PrismaClient,
+  user: AuthedUser,
+  name: string,
+): Promise<Channel> {
+  const rows = await prisma.$queryRaw<{ id: number }[]>`
+    SELECT id FROM channels WHERE realm_id = ${user.realm_id} AND lower(name) = lower(${name})`;
+  const channel =
+    rows[0] === undefined ? null : await prisma.channel.findUnique({ where: { id: rows[0].id } });
+  if (channel === null || !(await canSee(prisma, user, channel))) {
+    throw new JsonableError(`Invalid channel name '${name}'`);
+  }
+  return channel;
+}
+
+/**
+ * Archives a channel: administrators only, after the caller was shown to see
+ * it. The channel keeps its messages and subscriptions; it stops being a
+ * default channel.
+ */
+export async function doArchiveChannel(
+  prisma: PrismaClient,
+  user: AuthedUser,
+  channelId: number,
+): Promise<void> {
+  const channel = await accessChannelById(prisma, user, channelId);
+  if (user.role > ADMINISTRATOR)
+    throw new JsonableError("You do not have permission to administer this channel.");
+  if (channel.is_archived) throw new JsonableError("Channel is already deactivated");
+  await prisma.channel.update({
+    where: { id: channel.id },
+    data: { is_archived: true, is_default_stream: false },
+  });
+}
+
+/** Visibility policy 1 (muted), as Zulip numbers them. */
+const MUTED = 1;
+
+/** Mutes a topic (idempotent, feature level 169). */
+export async function doMuteTopic(
+  prisma: PrismaClient,
+  userId: number,
+  channelId: number,
+  topic: string,
+): Promise<void> {
+  await prisma.$executeRaw`
+    INSERT INTO user_topics (user_id, channel_id, topic_name, visibility_policy, last_updated)
+    VALUES (${userId}, ${channelId}, ${topic}, ${MUTED}, now())
+    ON CONFLICT (user_id, channel_id, lower(topic_name))
+    DO UPDATE SET visibility_policy = ${MUTED}, last_updated = now()`;
+}
+
+/** Unmutes a topic (idempotent, feature level 169). */
+export async function doUnmuteTopic(
+  prisma: PrismaClient,
+  userId: number,
+  channelId: number,
+  topic: string,
+): Promise<void> {
+  await prisma.$executeRaw`
+    DELETE FROM user_topics
+    WHERE user_id = ${userId} AND channel_id = ${channelId} AND lower(topic_name) = lower(${topic})
+      AND visibility_policy = ${MUTED}`;
+}
