@@ -1,6 +1,7 @@
 import { JsonableError } from "@repo/envelope";
-import { accessUserGroup, isGroupMember } from "../actions/user-groups";
-import { bool } from "../lib/params";
+import { accessUserGroup, doUpdateSubgroups, isGroupMember } from "../actions/user-groups";
+import { z } from "zod";
+import { bool, json } from "../lib/params";
 import type { Api } from "../lib/typed-endpoint";
 import type { Services } from "../services";
 
@@ -34,6 +35,24 @@ export function userGroupRoutes(api: Api, { db }: Services): void {
           params.direct_member_only,
         ),
       };
+    },
+  );
+
+  api.user(
+    "POST",
+    "/user_groups/{user_group_id}/subgroups",
+    {
+      operationId: "update-user-group-subgroups",
+      summary: "Update subgroups of a user group",
+      tag: "users",
+      params: {
+        delete: json(z.array(z.int())).default([]).describe("Group IDs to remove"),
+        add: json(z.array(z.int())).default([]).describe("Group IDs to add"),
+      },
+    },
+    async ({ user, path, params }) => {
+      await doUpdateSubgroups(db.prisma, user, path.user_group_id, params.add, params.delete);
+      return {};
     },
   );
 }
