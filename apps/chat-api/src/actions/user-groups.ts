@@ -1,5 +1,6 @@
 import { InsufficientPermissionError, JsonableError } from "@repo/envelope";
 import type { Prisma, PrismaClient, UserGroup } from "../gen/prisma/client";
+import { type GroupSettingValue, readGroupSetting, storeGroupSetting } from "../lib/group-setting";
 
 /** A group of the caller's realm, or `Invalid user group` (another realm's looks the same). */
 export async function accessUserGroup(
@@ -153,3 +154,136 @@ export async function doUpdateSubgroups(
 
 /** Advisory lock class of subgroup changes (the second key is the realm). */
 const SUBGROUP_LOCK = 72_071;
+
+/** The six settings of a user group, in the API's names. */
+export const GROUP_SETTINGS = [
+  "can_add_members_group",
+  "can_join_group",
+  "can_leave_group",
+  "can_manage_group",
+  "can_mention_group",
+  "can_remove_members_group",
+] as const;
+
+/** One of {@link GROUP_SETTINGS}. */
+export type GroupSettingName = (typeof GROUP_SETTINGS)[number];
+
+/** What POST /user_groups/create asks for. */
+export interface NewUserGroup {
+  name: string;
+  description: string;
+  members: readonly number[];
+  subgroups: readonly number[];
+  settings: Partial<Record<GroupSettingName, GroupSettingValue>>;
+}
+
+/**
+ * Creates a named group in one transaction: permission from the realm's
+ * `can_create_groups`, a unique name, members and subgroups of the realm, and
+ * each setting (Zulip's defaults where none is given: the creator manages it,
+ * everyone may mention it and leave it, nobody else may join or change members).
+ */
+export async function doCreateUserGroup(
+  prisma: PrismaClient,
+  user: { id: number; realm_id: number },
+  group: NewUserGroup,
+): Promise<number> {
+  const realm = await prisma.realm.findUniqueOrThrow({ where: { id: user.realm_id } });
+  const allowed =
+    realm.can_create_groups_id !== null &&
+    (await isGroupMember(prisma, realm.can_create_groups_id, user.id, false));
+  if (!allowed) throw new InsufficientPermissionError();
+  return prisma.$transaction(async (tx) => {
+    const taken = await tx.userGroup.findFirst({
+      where: { realm_id: user.realm_id, name: group.name },
+    });
+    if (taken !== null) throw new JsonableError(`User group '${group.name}' already exists.`);
+    const members = [...new Set(group.members)];
+    const found = await tx.user.findMany({
+      where: { id: { in: members }, realm_id: user.realm_id, is_active: true },
+    });
+    const unknownUser = members.find((id) => !found.some((u) => u.id === id));
+    if (unknownUser !== undefined) throw new JsonableError(`Invalid user ID: ${unknownUser}`);
+    const subgroups = [...new Set(group.subgroups)];
+    const groups = await tx.userGroup.findMany({
+      where: {
+        id: { in: subgroups },
+        realm_id: user.realm_id,
+        name: { not: null },
+        deactivated: false,
+      },
+    });
+    const unknownGroup = subgroups.find((id) => !groups.some((g) => g.id === id));
+    if (unknownGroup !== undefined)
+      throw new JsonableError(`Invalid user group ID: ${unknownGroup}`);
+    const system = async (name: string): Promise<number> =>
+      (await tx.userGroup.findFirstOrThrow({ where: { realm_id: user.realm_id, name } })).id;
+    const defaults: Record<GroupSettingName, GroupSettingValue> = {
+      can_add_members_group: await system("role:nobody"),
+      can_join_group: await system("role:nobody"),
+      can_leave_group: await system("role:everyone"),
+      can_manage_group: { direct_members: [user.id], direct_subgroups: [] },
+      can_mention_group: await system("role:everyone"),
+      can_remove_members_group: await system("role:nobody"),
+    };
+    const settings: Partial<Record<`${GroupSettingName}_id`, number>> = {};
+    for (const name of GROUP_SETTINGS) {
+      settings[`${name}_id`] = await storeGroupSetting(
+        tx,
+        user.realm_id,
+        group.settings[name] ?? defaults[name],
+      );
+    }
+    const created = await tx.userGroup.create({
+      data: {
+        realm_id: user.realm_id,
+        name: group.name,
+        description: group.description,
+        creator_id: user.id,
+        ...settings,
+        members: { create: members.map((user_id) => ({ user_id })) },
+        subgroups: { create: subgroups.map((subgroup_id) => ({ subgroup_id })) },
+      },
+    });
+    return created.id;
+  });
+}
+
+/** The realm's named groups as GET /user_groups describes them. */
+export async function listUserGroups(
+  prisma: PrismaClient,
+  realmId: number,
+  includeDeactivated: boolean,
+) {
+  const groups = await prisma.userGroup.findMany({
+    where: {
+      realm_id: realmId,
+      name: { not: null },
+      ...(includeDeactivated ? {} : { deactivated: false }),
+    },
+    include: { members: { where: { user: { is_active: true } } }, subgroups: true },
+    orderBy: { id: "asc" },
+  });
+  return Promise.all(
+    groups.map(async (g) => {
+      const settings: Partial<Record<GroupSettingName, GroupSettingValue>> = {};
+      for (const name of GROUP_SETTINGS) {
+        const id = g[`${name}_id`];
+        if (id !== null) settings[name] = await readGroupSetting(prisma, id);
+      }
+      return {
+        description: g.description,
+        id: g.id,
+        // System groups predate any user: Zulip reports no creation time or creator for them.
+        date_created: g.is_system_group ? null : Math.floor(g.date_created.getTime() / 1000),
+        creator_id: g.creator_id,
+        members: g.members.map((m) => m.user_id).sort((a, b) => a - b),
+        direct_subgroup_ids: g.subgroups.map((s) => s.subgroup_id).sort((a, b) => a - b),
+        name: g.name ?? "",
+        is_system_group: g.is_system_group,
+        ...settings,
+        deactivated: g.deactivated,
+      };
+    }),
+  );
+}

@@ -1,7 +1,14 @@
 import { JsonableError } from "@repo/envelope";
-import { accessUserGroup, doUpdateSubgroups, isGroupMember } from "../actions/user-groups";
+import {
+  accessUserGroup,
+  doCreateUserGroup,
+  doUpdateSubgroups,
+  isGroupMember,
+  listUserGroups,
+} from "../actions/user-groups";
+import { groupSettingParam } from "../lib/group-setting";
 import { z } from "zod";
-import { bool, json } from "../lib/params";
+import { bool, json, str } from "../lib/params";
 import type { Api } from "../lib/typed-endpoint";
 import type { Services } from "../services";
 
@@ -53,6 +60,54 @@ export function userGroupRoutes(api: Api, { db }: Services): void {
     async ({ user, path, params }) => {
       await doUpdateSubgroups(db.prisma, user, path.user_group_id, params.add, params.delete);
       return {};
+    },
+  );
+
+  api.user(
+    "GET",
+    "/user_groups",
+    {
+      operationId: "get-user-groups",
+      summary: "Get user groups",
+      tag: "users",
+      params: { include_deactivated_groups: bool().default(false) },
+    },
+    async ({ realm, params }) => ({
+      user_groups: await listUserGroups(db.prisma, realm.id, params.include_deactivated_groups),
+    }),
+  );
+
+  api.user(
+    "POST",
+    "/user_groups/create",
+    {
+      operationId: "create-user-group",
+      summary: "Create a user group",
+      tag: "users",
+      access: { guests: false },
+      params: {
+        name: str({ maxLength: 100, notBlank: true }),
+        description: str({ maxLength: 1024 }),
+        members: json(z.array(z.int())),
+        subgroups: json(z.array(z.int())).default([]),
+        can_add_members_group: groupSettingParam().optional(),
+        can_join_group: groupSettingParam().optional(),
+        can_leave_group: groupSettingParam().optional(),
+        can_manage_group: groupSettingParam().optional(),
+        can_mention_group: groupSettingParam().optional(),
+        can_remove_members_group: groupSettingParam().optional(),
+      },
+    },
+    async ({ user, params }) => {
+      const { name, description, members, subgroups, ...settings } = params;
+      const groupId = await doCreateUserGroup(db.prisma, user, {
+        name: name.trim(),
+        description,
+        members,
+        subgroups,
+        settings,
+      });
+      return { group_id: groupId };
     },
   );
 }

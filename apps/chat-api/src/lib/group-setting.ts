@@ -1,0 +1,78 @@
+import { JsonableError } from "@repo/envelope";
+import { z } from "zod";
+import type { Prisma } from "../gen/prisma/client";
+import { json } from "./params";
+
+/** A group-setting value on the wire: a group id, or a set of users and groups (stored as an anonymous group). */
+export type GroupSettingValue = number | { direct_members: number[]; direct_subgroups: number[] };
+
+const valueSchema = z.union([
+  z.int(),
+  z.object({ direct_members: z.array(z.int()), direct_subgroups: z.array(z.int()) }).strict(),
+]);
+
+/** A group-setting parameter (JSON: an integer, or `{direct_members, direct_subgroups}`). */
+export function groupSettingParam() {
+  return json(valueSchema);
+}
+
+/**
+ * Stores a group-setting value in transaction `tx` and returns the group id to
+ * point the setting at: a named group of the realm as is; a set as a new
+ * anonymous group (deactivated users dropped, feature level 303), or the one
+ * subgroup itself when the set is exactly one subgroup and no users, as Zulip does.
+ */
+export async function storeGroupSetting(
+  tx: Prisma.TransactionClient,
+  realmId: number,
+  value: GroupSettingValue,
+): Promise<number> {
+  if (typeof value === "number") {
+    const group = await tx.userGroup.findFirst({
+      where: { id: value, realm_id: realmId, name: { not: null } },
+    });
+    if (group === null) throw new JsonableError("Invalid user group");
+    return group.id;
+  }
+  const subgroupIds = [...new Set(value.direct_subgroups)];
+  const subgroups = await tx.userGroup.findMany({
+    where: { id: { in: subgroupIds }, realm_id: realmId, name: { not: null } },
+  });
+  const unknownGroup = subgroupIds.find((id) => !subgroups.some((g) => g.id === id));
+  if (unknownGroup !== undefined) throw new JsonableError(`Invalid user group ID: ${unknownGroup}`);
+  const memberIds = [...new Set(value.direct_members)];
+  const users = await tx.user.findMany({
+    where: { id: { in: memberIds }, realm_id: realmId },
+    select: { id: true, is_active: true },
+  });
+  const unknownUser = memberIds.find((id) => !users.some((u) => u.id === id));
+  if (unknownUser !== undefined) throw new JsonableError(`Invalid user ID: ${unknownUser}`);
+  const active = users.filter((u) => u.is_active).map((u) => u.id);
+  const only = subgroupIds[0];
+  if (active.length === 0 && subgroupIds.length === 1 && only !== undefined) return only;
+  const anonymous = await tx.userGroup.create({
+    data: {
+      realm_id: realmId,
+      name: null,
+      members: { create: active.map((user_id) => ({ user_id })) },
+      subgroups: { create: subgroupIds.map((subgroup_id) => ({ subgroup_id })) },
+    },
+  });
+  return anonymous.id;
+}
+
+/** How a setting that points at `groupId` reads on the wire. */
+export async function readGroupSetting(
+  prisma: Prisma.TransactionClient,
+  groupId: number,
+): Promise<GroupSettingValue> {
+  const group = await prisma.userGroup.findUniqueOrThrow({
+    where: { id: groupId },
+    include: { members: { where: { user: { is_active: true } } }, subgroups: true },
+  });
+  if (group.name !== null) return group.id;
+  return {
+    direct_members: group.members.map((m) => m.user_id).sort((a, b) => a - b),
+    direct_subgroups: group.subgroups.map((s) => s.subgroup_id).sort((a, b) => a - b),
+  };
+}
