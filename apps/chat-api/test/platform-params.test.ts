@@ -131,6 +131,17 @@ describe("parameters", () => {
       { ...valid, draft: { to: [], topic: "", content: "" } },
       { msg: 'draft["content"] cannot be blank' },
     ],
+    ["a NUL byte in a string", { name: "a\u0000b" }, { msg: "name must not contain null bytes" }],
+    [
+      "a NUL byte inside JSON",
+      { ...valid, draft: { to: [], topic: "t", content: "c\u0000" } },
+      { msg: 'draft["content"] must not contain null bytes' },
+    ],
+    [
+      "a NUL byte in a JSON key",
+      { ...valid, settings: { "k\u0000": true } },
+      { msg: "settings must not contain null bytes" },
+    ],
     [
       "a record value of the wrong type",
       { ...valid, settings: { a: true, b: "no" } },

@@ -163,11 +163,29 @@ export function codePoints(text: string): number {
   return text.length - (text.match(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g)?.length ?? 0);
 }
 
-/** A plain string (not JSON-encoded), with optional length limits. */
+/** PostgreSQL text cannot hold NUL, so no string parameter may carry one. */
+function checkNoNul(value: unknown, name: string, path: readonly PropertyKey[] = []): void {
+  if (typeof value === "string") {
+    if (value.includes("\u0000"))
+      throw new JsonableError(`${pathName(name, path)} must not contain null bytes`);
+  } else if (Array.isArray(value)) {
+    value.forEach((item, i) => {
+      checkNoNul(item, name, [...path, i]);
+    });
+  } else if (value !== null && typeof value === "object") {
+    for (const [key, item] of Object.entries(value)) {
+      checkNoNul(key, name, path);
+      checkNoNul(item, name, [...path, key]);
+    }
+  }
+}
+
+/** A plain string (not JSON-encoded), with optional length limits; never with NUL bytes. */
 export function str(options: { maxLength?: number; notBlank?: boolean } = {}): Param<string> {
   const { maxLength, notBlank = false } = options;
   return Param.of(
     (raw, name) => {
+      checkNoNul(raw, name);
       if (notBlank && raw.trim() === "") throw new JsonableError(`${name} cannot be blank`);
       if (maxLength !== undefined && codePoints(raw) > maxLength) {
         throw new JsonableError(`${name} is too long (limit: ${maxLength} characters)`);
@@ -240,6 +258,8 @@ export function json<S extends z.ZodType>(schema: S): Param<z.output<S>> {
           issue === undefined ? `Invalid ${name}` : describeIssue(name, issue),
         );
       }
+      // After the schema, so that an operation's own message about NUL comes first.
+      checkNoNul(result.data, name);
       return result.data;
     },
     z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }),
