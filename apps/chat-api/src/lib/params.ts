@@ -180,12 +180,17 @@ function checkNoNul(value: unknown, name: string, path: readonly PropertyKey[] =
   }
 }
 
-/** A plain string (not JSON-encoded), with optional length limits; never with NUL bytes. */
-export function str(options: { maxLength?: number; notBlank?: boolean } = {}): Param<string> {
-  const { maxLength, notBlank = false } = options;
+/**
+ * A plain string (not JSON-encoded), with optional length limits; never with
+ * NUL bytes, unless `ownNulCheck` says the operation reports them itself.
+ */
+export function str(
+  options: { maxLength?: number; notBlank?: boolean; ownNulCheck?: boolean } = {},
+): Param<string> {
+  const { maxLength, notBlank = false, ownNulCheck = false } = options;
   return Param.of(
     (raw, name) => {
-      checkNoNul(raw, name);
+      if (!ownNulCheck) checkNoNul(raw, name);
       if (notBlank && raw.trim() === "") throw new JsonableError(`${name} cannot be blank`);
       if (maxLength !== undefined && codePoints(raw) > maxLength) {
         throw new JsonableError(`${name} is too long (limit: ${maxLength} characters)`);

@@ -6,7 +6,14 @@ import {
   doMuteTopic,
   doUnmuteTopic,
 } from "../actions/channels";
-import { int, oneOf, str } from "../lib/params";
+import { z } from "zod";
+import {
+  MAX_CHANNEL_DESCRIPTION_LENGTH,
+  doCreateChannel,
+  parseRetentionDays,
+} from "../actions/create-channel";
+import { groupSettingParam } from "../lib/group-setting";
+import { bool, int, json, oneOf, str } from "../lib/params";
 import type { Api } from "../lib/typed-endpoint";
 import type { Services } from "../services";
 
@@ -14,7 +21,91 @@ import type { Services } from "../services";
 const MAX_TOPIC_LENGTH = 60;
 
 /** Channel and topic operations. */
-export function channelRoutes(api: Api, { db }: Services): void {
+export function channelRoutes(api: Api, { db, config }: Services): void {
+  api.user(
+    "POST",
+    "/channels/create",
+    {
+      operationId: "create-channel",
+      summary: "Create a channel",
+      tag: "channels",
+      params: {
+        name: str({ ownNulCheck: true }),
+        description: str({ maxLength: MAX_CHANNEL_DESCRIPTION_LENGTH }).default(""),
+        subscribers: json(z.array(z.int())),
+        announce: bool().default(false),
+        invite_only: bool().default(false),
+        is_web_public: bool().default(false),
+        is_default_stream: bool().default(false),
+        folder_id: int({ min: 0 }).optional(),
+        topics_policy: oneOf([
+          "inherit",
+          "allow_empty_topic",
+          "disable_empty_topic",
+          "empty_topic_only",
+        ]).default("inherit"),
+        history_public_to_subscribers: bool().optional(),
+        message_retention_days: str().optional(),
+        can_add_subscribers_group: groupSettingParam().optional(),
+        can_administer_channel_group: groupSettingParam().optional(),
+        can_create_topic_group: groupSettingParam().optional(),
+        can_delete_any_message_group: groupSettingParam().optional(),
+        can_delete_own_message_group: groupSettingParam().optional(),
+        can_move_messages_out_of_channel_group: groupSettingParam().optional(),
+        can_move_messages_within_channel_group: groupSettingParam().optional(),
+        can_remove_subscribers_group: groupSettingParam().optional(),
+        can_resolve_topics_group: groupSettingParam().optional(),
+        can_send_message_group: groupSettingParam().optional(),
+        can_subscribe_group: groupSettingParam().optional(),
+      },
+    },
+    async ({ user, params }) => {
+      const {
+        name,
+        description,
+        subscribers,
+        announce,
+        folder_id: folderId,
+        topics_policy: topicsPolicy,
+      } = params;
+      const id = await doCreateChannel(
+        db.prisma,
+        user,
+        {
+          name,
+          description,
+          subscribers,
+          announce,
+          inviteOnly: params.invite_only,
+          isWebPublic: params.is_web_public,
+          isDefaultStream: params.is_default_stream,
+          folderId,
+          topicsPolicy,
+          historyPublicToSubscribers: params.history_public_to_subscribers,
+          messageRetentionDays:
+            params.message_retention_days === undefined
+              ? null
+              : parseRetentionDays(params.message_retention_days),
+          settings: {
+            can_add_subscribers_group: params.can_add_subscribers_group,
+            can_administer_channel_group: params.can_administer_channel_group,
+            can_create_topic_group: params.can_create_topic_group,
+            can_delete_any_message_group: params.can_delete_any_message_group,
+            can_delete_own_message_group: params.can_delete_own_message_group,
+            can_move_messages_out_of_channel_group: params.can_move_messages_out_of_channel_group,
+            can_move_messages_within_channel_group: params.can_move_messages_within_channel_group,
+            can_remove_subscribers_group: params.can_remove_subscribers_group,
+            can_resolve_topics_group: params.can_resolve_topics_group,
+            can_send_message_group: params.can_send_message_group,
+            can_subscribe_group: params.can_subscribe_group,
+          },
+        },
+        { webPublicStreamsEnabled: config.CHAT_WEB_PUBLIC_STREAMS_ENABLED },
+      );
+      return { id };
+    },
+  );
+
   api.user(
     "DELETE",
     "/streams/{stream_id}",

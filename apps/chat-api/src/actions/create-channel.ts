@@ -1,0 +1,242 @@
+import {
+  ErrorCode,
+  InsufficientPermissionError,
+  JsonableError,
+  OrganizationAdministratorRequiredError,
+  OrganizationOwnerRequiredError,
+} from "@repo/envelope";
+import type { Prisma, PrismaClient, TopicsPolicy } from "../gen/prisma/client";
+import { defaultChannelGroups, renderPlainText } from "../db/seed";
+import type { AuthedUser } from "../lib/auth";
+import { type GroupSettingValue, storeGroupSetting } from "../lib/group-setting";
+import { isGroupMember } from "./user-groups";
+
+/** `max_stream_name_length` and `max_stream_description_length` of this server. */
+export const MAX_CHANNEL_NAME_LENGTH = 60;
+export const MAX_CHANNEL_DESCRIPTION_LENGTH = 1024;
+
+/** The eleven group settings of a channel, in the API's names. */
+export const CHANNEL_GROUP_SETTINGS = [
+  "can_add_subscribers_group",
+  "can_administer_channel_group",
+  "can_create_topic_group",
+  "can_delete_any_message_group",
+  "can_delete_own_message_group",
+  "can_move_messages_out_of_channel_group",
+  "can_move_messages_within_channel_group",
+  "can_remove_subscribers_group",
+  "can_resolve_topics_group",
+  "can_send_message_group",
+  "can_subscribe_group",
+] as const;
+
+/** One of {@link CHANNEL_GROUP_SETTINGS}. */
+export type ChannelGroupSetting = (typeof CHANNEL_GROUP_SETTINGS)[number];
+
+/** What POST /channels/create asks for, parsed. */
+export interface NewChannel {
+  name: string;
+  description: string;
+  subscribers: readonly number[];
+  announce: boolean;
+  inviteOnly: boolean;
+  isWebPublic: boolean;
+  isDefaultStream: boolean;
+  folderId: number | undefined;
+  topicsPolicy: TopicsPolicy;
+  historyPublicToSubscribers: boolean | undefined;
+  /** Days; null = the realm's setting; -1 = unlimited. */
+  messageRetentionDays: number | null;
+  settings: Partial<Record<ChannelGroupSetting, GroupSettingValue>>;
+}
+
+const OWNER = 100;
+const ADMINISTRATOR = 200;
+const GUEST = 600;
+
+/** Zulip's channel-name rules, with its messages. */
+export function checkChannelName(name: string): void {
+  if (name.trim() === "") throw new JsonableError("Channel name can't be empty.");
+  // Code points, as Zulip (Python) counts characters.
+  const chars = Array.from(name);
+  if (chars.length > MAX_CHANNEL_NAME_LENGTH) {
+    throw new JsonableError(
+      `Channel name too long (limit: ${MAX_CHANNEL_NAME_LENGTH} characters).`,
+    );
+  }
+  const bad = chars.findIndex((c) => /^[\p{Cc}\p{Cs}\p{Cn}]$/u.test(c));
+  if (bad >= 0)
+    throw new JsonableError(`Invalid character in channel name, at position ${bad + 1}.`);
+}
+
+/** `message_retention_days`: `realm_default` (null), `unlimited` (-1), or a positive number of days. */
+export function parseRetentionDays(raw: string): number | null {
+  const value = raw.trim().replace(/^"(.*)"$/, "$1");
+  if (value === "realm_default") return null;
+  if (value === "unlimited") return -1;
+  if (/^[1-9]\d{0,8}$/.test(value)) return Number(value);
+  throw new JsonableError(`Bad value for 'message_retention_days': ${raw}`);
+}
+
+async function member(
+  prisma: PrismaClient,
+  groupId: number | null,
+  userId: number,
+): Promise<boolean> {
+  return groupId !== null && isGroupMember(prisma, groupId, userId, false);
+}
+
+/**
+ * Creates a channel in one transaction: who may create which kind, the name and
+ * option rules, subscribers, group settings (ids or anonymous groups), and the
+ * notification bot's announcement of a public channel. Returns the new id.
+ */
+export async function doCreateChannel(
+  prisma: PrismaClient,
+  user: AuthedUser,
+  channel: NewChannel,
+  options: { webPublicStreamsEnabled: boolean },
+): Promise<number> {
+  const realm = await prisma.realm.findUniqueOrThrow({ where: { id: user.realm_id } });
+  if (user.role >= GUEST) throw new InsufficientPermissionError();
+  const kind = channel.isWebPublic
+    ? realm.can_create_web_public_channel_group_id
+    : channel.inviteOnly
+      ? realm.can_create_private_channel_group_id
+      : realm.can_create_public_channel_group_id;
+  const webPublicAllowed =
+    !channel.isWebPublic || (options.webPublicStreamsEnabled && realm.enable_spectator_access);
+  if (!webPublicAllowed || !(await member(prisma, kind, user.id)))
+    throw new InsufficientPermissionError();
+  if (channel.isDefaultStream && channel.inviteOnly)
+    throw new JsonableError("A default channel cannot be private.");
+  if (channel.isDefaultStream && user.role > ADMINISTRATOR)
+    throw new OrganizationAdministratorRequiredError();
+  if (channel.messageRetentionDays !== null && user.role > OWNER)
+    throw new OrganizationOwnerRequiredError();
+  checkChannelName(channel.name);
+  const history = channel.inviteOnly ? (channel.historyPublicToSubscribers ?? false) : true;
+
+  return prisma.$transaction(async (tx) => {
+    const taken = await tx.$queryRaw<{ name: string }[]>`
+      SELECT name FROM channels WHERE realm_id = ${realm.id} AND lower(name) = lower(${channel.name})`;
+    if (taken.length > 0) {
+      throw new JsonableError(
+        `Channel '${channel.name}' already exists`,
+        ErrorCode.CHANNEL_ALREADY_EXISTS,
+      );
+    }
+    const subscribers = [...new Set(channel.subscribers)];
+    const users = await tx.user.findMany({
+      where: { id: { in: subscribers }, realm_id: realm.id, is_active: true },
+    });
+    if (users.length !== subscribers.length) throw new JsonableError("No such user");
+    if (channel.folderId !== undefined) {
+      const folder = await tx.channelFolder.findFirst({
+        where: { id: channel.folderId, realm_id: realm.id, is_archived: false },
+      });
+      if (folder === null) throw new JsonableError("Invalid channel folder ID");
+    }
+    const groups = await systemGroups(tx, realm.id);
+    const defaults = defaultChannelGroups(groups);
+    const settings: Record<string, number> = {};
+    for (const name of CHANNEL_GROUP_SETTINGS) {
+      const given = channel.settings[name];
+      settings[`${name}_id`] =
+        given !== undefined
+          ? await storeGroupSetting(tx, realm.id, given)
+          : name === "can_administer_channel_group"
+            ? await storeGroupSetting(tx, realm.id, {
+                direct_members: [user.id],
+                direct_subgroups: [],
+              })
+            : defaults[`${name}_id`];
+    }
+    if (
+      channel.inviteOnly &&
+      !history &&
+      settings.can_create_topic_group_id !== groups["role:everyone"]
+    ) {
+      throw new JsonableError(
+        "can_create_topic_group must be role:everyone for a private channel with protected history.",
+      );
+    }
+    const created = await tx.channel.create({
+      data: {
+        realm_id: realm.id,
+        name: channel.name,
+        description: channel.description,
+        rendered_description: renderPlainText(channel.description),
+        invite_only: channel.inviteOnly,
+        is_web_public: channel.isWebPublic,
+        history_public_to_subscribers: history,
+        is_default_stream: channel.isDefaultStream,
+        message_retention_days: channel.messageRetentionDays,
+        topics_policy: channel.topicsPolicy,
+        folder_id: channel.folderId ?? null,
+        creator_id: user.id,
+        ...(settings as Record<`${ChannelGroupSetting}_id`, number>),
+        subscriptions: { create: subscribers.map((user_id) => ({ user_id })) },
+      },
+    });
+    if (
+      channel.announce &&
+      !channel.inviteOnly &&
+      realm.new_stream_announcements_stream_id !== null
+    ) {
+      await announce(tx, realm.id, realm.new_stream_announcements_stream_id, user, channel.name);
+    }
+    return created.id;
+  });
+}
+
+async function systemGroups(tx: Prisma.TransactionClient, realmId: number) {
+  const rows = await tx.userGroup.findMany({ where: { realm_id: realmId, is_system_group: true } });
+  const byName = Object.fromEntries(rows.map((g) => [g.name ?? "", g.id]));
+  const id = (name: string): number => {
+    const found = byName[name];
+    if (found === undefined) throw new Error(`realm ${realmId} has no ${name} group`);
+    return found;
+  };
+  return {
+    "role:owners": id("role:owners"),
+    "role:administrators": id("role:administrators"),
+    "role:moderators": id("role:moderators"),
+    "role:fullmembers": id("role:fullmembers"),
+    "role:members": id("role:members"),
+    "role:everyone": id("role:everyone"),
+    "role:internet": id("role:internet"),
+    "role:nobody": id("role:nobody"),
+  };
+}
+
+/** The notification bot's message in the announcements channel, delivered to its subscribers. */
+async function announce(
+  tx: Prisma.TransactionClient,
+  realmId: number,
+  channelId: number,
+  creator: AuthedUser,
+  name: string,
+): Promise<void> {
+  const bot = await tx.user.findFirst({
+    where: { realm_id: realmId, is_system_bot: true },
+  });
+  if (bot === null) return;
+  const content = `@_**${creator.full_name}|${creator.id}** created a new channel #**${name}**.`;
+  const message = await tx.message.create({
+    data: {
+      realm_id: realmId,
+      sender_id: bot.id,
+      channel_id: channelId,
+      topic: "new channels",
+      content,
+      rendered_content: renderPlainText(content),
+    },
+  });
+  const readers = await tx.subscription.findMany({
+    where: { channel_id: channelId, active: true, user: { is_active: true } },
+  });
+  await tx.userMessage.createMany({
+    data: readers.map((s) => ({ user_id: s.user_id, message_id: message.id, flags: 0n })),
+  });
+}
