@@ -1,10 +1,7 @@
 import { JsonableError } from "@repo/envelope";
 import type { Channel, PrismaClient } from "../gen/prisma/client";
 import type { AuthedUser } from "../lib/auth";
-
-/** Zulip's role numbers: lower is more powerful. */
-const ADMINISTRATOR = 200;
-const GUEST = 600;
+import { isAdministrator, isGuest } from "../lib/roles";
 
 /**
  * Whether `user` can see `channel` (its metadata): administrators see every
@@ -13,8 +10,8 @@ const GUEST = 600;
  */
 async function canSee(prisma: PrismaClient, user: AuthedUser, channel: Channel): Promise<boolean> {
   if (channel.realm_id !== user.realm_id) return false;
-  if (user.role <= ADMINISTRATOR || channel.is_web_public) return true;
-  if (!channel.invite_only && user.role < GUEST) return true;
+  if (isAdministrator(user.role) || channel.is_web_public) return true;
+  if (!channel.invite_only && !isGuest(user.role)) return true;
   const subscription = await prisma.subscription.findUnique({
     where: { user_id_channel_id: { user_id: user.id, channel_id: channel.id } },
   });
@@ -60,7 +57,7 @@ export async function doArchiveChannel(
   channelId: number,
 ): Promise<void> {
   const channel = await accessChannelById(prisma, user, channelId);
-  if (user.role > ADMINISTRATOR)
+  if (!isAdministrator(user.role))
     throw new JsonableError("You do not have permission to administer this channel.");
   if (channel.is_archived) throw new JsonableError("Channel is already deactivated");
   await prisma.channel.update({

@@ -6,8 +6,9 @@ import {
   OrganizationOwnerRequiredError,
 } from "@repo/envelope";
 import type { Prisma, PrismaClient, TopicsPolicy } from "../gen/prisma/client";
-import { defaultChannelGroups, renderPlainText } from "../db/seed";
+import { defaultChannelGroups, renderPlainText, systemGroupIds } from "../db/seed";
 import type { AuthedUser } from "../lib/auth";
+import { isAdministrator, isGuest, isOwner } from "../lib/roles";
 import { type GroupSettingValue, storeGroupSetting } from "../lib/group-setting";
 import { isGroupMember } from "./user-groups";
 
@@ -49,10 +50,6 @@ export interface NewChannel {
   messageRetentionDays: number | null;
   settings: Partial<Record<ChannelGroupSetting, GroupSettingValue>>;
 }
-
-const OWNER = 100;
-const ADMINISTRATOR = 200;
-const GUEST = 600;
 
 /** Zulip's channel-name rules, with its messages. */
 export function checkChannelName(name: string): void {
@@ -98,7 +95,7 @@ export async function doCreateChannel(
   options: { webPublicStreamsEnabled: boolean },
 ): Promise<number> {
   const realm = await prisma.realm.findUniqueOrThrow({ where: { id: user.realm_id } });
-  if (user.role >= GUEST) throw new InsufficientPermissionError();
+  if (isGuest(user.role)) throw new InsufficientPermissionError();
   const kind = channel.isWebPublic
     ? realm.can_create_web_public_channel_group_id
     : channel.inviteOnly
@@ -110,9 +107,9 @@ export async function doCreateChannel(
     throw new InsufficientPermissionError();
   if (channel.isDefaultStream && channel.inviteOnly)
     throw new JsonableError("A default channel cannot be private.");
-  if (channel.isDefaultStream && user.role > ADMINISTRATOR)
+  if (channel.isDefaultStream && !isAdministrator(user.role))
     throw new OrganizationAdministratorRequiredError();
-  if (channel.messageRetentionDays !== null && user.role > OWNER)
+  if (channel.messageRetentionDays !== null && !isOwner(user.role))
     throw new OrganizationOwnerRequiredError();
   checkChannelName(channel.name);
   const history = channel.inviteOnly ? (channel.historyPublicToSubscribers ?? false) : true;
@@ -137,7 +134,7 @@ export async function doCreateChannel(
       });
       if (folder === null) throw new JsonableError("Invalid channel folder ID");
     }
-    const groups = await systemGroups(tx, realm.id);
+    const groups = await systemGroupIds(tx, realm.id);
     const defaults = defaultChannelGroups(groups);
     const settings: Record<string, number> = {};
     for (const name of CHANNEL_GROUP_SETTINGS) {
@@ -188,26 +185,6 @@ export async function doCreateChannel(
     }
     return created.id;
   });
-}
-
-async function systemGroups(tx: Prisma.TransactionClient, realmId: number) {
-  const rows = await tx.userGroup.findMany({ where: { realm_id: realmId, is_system_group: true } });
-  const byName = Object.fromEntries(rows.map((g) => [g.name ?? "", g.id]));
-  const id = (name: string): number => {
-    const found = byName[name];
-    if (found === undefined) throw new Error(`realm ${realmId} has no ${name} group`);
-    return found;
-  };
-  return {
-    "role:owners": id("role:owners"),
-    "role:administrators": id("role:administrators"),
-    "role:moderators": id("role:moderators"),
-    "role:fullmembers": id("role:fullmembers"),
-    "role:members": id("role:members"),
-    "role:everyone": id("role:everyone"),
-    "role:internet": id("role:internet"),
-    "role:nobody": id("role:nobody"),
-  };
 }
 
 /** The notification bot's message in the announcements channel, delivered to its subscribers. */

@@ -1,5 +1,6 @@
 import { InsufficientPermissionError, JsonableError } from "@repo/envelope";
 import type { Prisma, PrismaClient, UserGroup } from "../gen/prisma/client";
+import { systemGroupIds } from "../db/seed";
 import { type GroupSettingValue, readGroupSetting, storeGroupSetting } from "../lib/group-setting";
 
 /** A group of the caller's realm, or `Invalid user group` (another realm's looks the same). */
@@ -216,15 +217,14 @@ export async function doCreateUserGroup(
     const unknownGroup = subgroups.find((id) => !groups.some((g) => g.id === id));
     if (unknownGroup !== undefined)
       throw new JsonableError(`Invalid user group ID: ${unknownGroup}`);
-    const system = async (name: string): Promise<number> =>
-      (await tx.userGroup.findFirstOrThrow({ where: { realm_id: user.realm_id, name } })).id;
+    const system = await systemGroupIds(tx, user.realm_id);
     const defaults: Record<GroupSettingName, GroupSettingValue> = {
-      can_add_members_group: await system("role:nobody"),
-      can_join_group: await system("role:nobody"),
-      can_leave_group: await system("role:everyone"),
+      can_add_members_group: system["role:nobody"],
+      can_join_group: system["role:nobody"],
+      can_leave_group: system["role:everyone"],
       can_manage_group: { direct_members: [user.id], direct_subgroups: [] },
-      can_mention_group: await system("role:everyone"),
-      can_remove_members_group: await system("role:nobody"),
+      can_mention_group: system["role:everyone"],
+      can_remove_members_group: system["role:nobody"],
     };
     const settings: Partial<Record<`${GroupSettingName}_id`, number>> = {};
     for (const name of GROUP_SETTINGS) {

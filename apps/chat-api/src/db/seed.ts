@@ -1,14 +1,8 @@
 import { randomInt } from "node:crypto";
 import type { Prisma, PrismaClient } from "../gen/prisma/client";
+import { Role } from "../lib/roles";
 
-/** Roles as Zulip numbers them. */
-export const Role = {
-  OWNER: 100,
-  ADMINISTRATOR: 200,
-  MODERATOR: 300,
-  MEMBER: 400,
-  GUEST: 600,
-} as const;
+export { Role };
 
 /** Zulip's bot types. */
 export const BotType = {
@@ -56,7 +50,8 @@ export const GROUP_OF_ROLE: Record<number, (typeof SYSTEM_GROUPS)[number]> = {
   [Role.GUEST]: "role:everyone",
 };
 
-type SystemGroupName = (typeof SYSTEM_GROUPS)[number] | "role:nobody";
+/** A system group's name. */
+export type SystemGroupName = (typeof SYSTEM_GROUPS)[number] | "role:nobody";
 
 /**
  * Creates a realm with its system groups and Zulip's default permission
@@ -107,6 +102,21 @@ export async function createRealm(
     },
   });
   return { realmId, groups };
+}
+
+/** The ids of a realm's system groups, by name. */
+export async function systemGroupIds(
+  tx: Prisma.TransactionClient,
+  realmId: number,
+): Promise<Record<SystemGroupName, number>> {
+  const rows = await tx.userGroup.findMany({ where: { realm_id: realmId, is_system_group: true } });
+  const ids = {} as Record<SystemGroupName, number>;
+  for (const name of [...SYSTEM_GROUPS, "role:nobody"] as const) {
+    const row = rows.find((g) => g.name === name);
+    if (row === undefined) throw new Error(`realm ${realmId} has no ${name} group`);
+    ids[name] = row.id;
+  }
+  return ids;
 }
 
 /** A new user or bot. */

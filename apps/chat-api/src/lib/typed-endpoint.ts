@@ -9,6 +9,7 @@ import {
 } from "@repo/envelope";
 import type { Realm } from "../gen/prisma/client";
 import type { AuthedUser } from "./auth";
+import { isAdministrator, isGuest, isOwner } from "./roles";
 import { type Param, type ParamValues, isIntPath } from "./params";
 
 /** HTTP methods operations use. */
@@ -21,11 +22,6 @@ type PathParamNames<P extends string> = P extends `${string}{${infer Name}}${inf
 
 /** `{ draft_id: number }` from `"/drafts/{draft_id}"`: every path parameter of this API is an id. */
 export type PathParams<P extends string> = { [K in PathParamNames<P>]: number };
-
-/** Roles as Zulip numbers them; lower is more powerful. */
-const ADMINISTRATOR = 200;
-const OWNER = 100;
-const GUEST = 600;
 
 /** Who may call an operation beyond "any authenticated user". */
 export interface Access {
@@ -213,10 +209,10 @@ export function matchRoute(
 export function checkAccess(access: Access, user: AuthedUser): void {
   if (access.bots === false && user.is_bot)
     throw new JsonableError("This endpoint does not accept bot requests.");
-  if (access.guests === false && user.role >= GUEST)
+  if (access.guests === false && isGuest(user.role))
     throw new JsonableError("Not allowed for guest users");
-  if (access.role === "owner" && user.role > OWNER) throw new OrganizationOwnerRequiredError();
-  if (access.role === "administrator" && user.role > ADMINISTRATOR)
+  if (access.role === "owner" && !isOwner(user.role)) throw new OrganizationOwnerRequiredError();
+  if (access.role === "administrator" && !isAdministrator(user.role))
     throw new OrganizationAdministratorRequiredError();
 }
 

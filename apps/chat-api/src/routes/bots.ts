@@ -1,10 +1,8 @@
 import { InsufficientPermissionError, JsonableError } from "@repo/envelope";
 import { doRegenerateApiKey } from "../actions/accounts";
+import { isAdministrator } from "../lib/roles";
 import type { Api } from "../lib/typed-endpoint";
 import type { Services } from "../services";
-
-/** Administrators and owners (Zulip's role numbers: lower is more powerful). */
-const ADMINISTRATOR = 200;
 
 /** Bot operations. */
 export function botRoutes(api: Api, services: Services): void {
@@ -23,7 +21,7 @@ export function botRoutes(api: Api, services: Services): void {
         where: { id: path.bot_id, realm_id: realm.id, is_bot: true },
       });
       if (bot === null) throw new JsonableError("No such bot");
-      if (bot.bot_owner_id !== user.id && user.role > ADMINISTRATOR)
+      if (bot.bot_owner_id !== user.id && !isAdministrator(user.role))
         throw new InsufficientPermissionError();
       // The old key stops working at once on every replica (CacheBus).
       return { api_key: await doRegenerateApiKey(services, bot.id) };

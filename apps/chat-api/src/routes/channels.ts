@@ -8,6 +8,7 @@ import {
 } from "../actions/channels";
 import { z } from "zod";
 import {
+  CHANNEL_GROUP_SETTINGS,
   MAX_CHANNEL_DESCRIPTION_LENGTH,
   doCreateChannel,
   parseRetentionDays,
@@ -86,19 +87,7 @@ export function channelRoutes(api: Api, { db, config }: Services): void {
             params.message_retention_days === undefined
               ? null
               : parseRetentionDays(params.message_retention_days),
-          settings: {
-            can_add_subscribers_group: params.can_add_subscribers_group,
-            can_administer_channel_group: params.can_administer_channel_group,
-            can_create_topic_group: params.can_create_topic_group,
-            can_delete_any_message_group: params.can_delete_any_message_group,
-            can_delete_own_message_group: params.can_delete_own_message_group,
-            can_move_messages_out_of_channel_group: params.can_move_messages_out_of_channel_group,
-            can_move_messages_within_channel_group: params.can_move_messages_within_channel_group,
-            can_remove_subscribers_group: params.can_remove_subscribers_group,
-            can_resolve_topics_group: params.can_resolve_topics_group,
-            can_send_message_group: params.can_send_message_group,
-            can_subscribe_group: params.can_subscribe_group,
-          },
+          settings: Object.fromEntries(CHANNEL_GROUP_SETTINGS.map((name) => [name, params[name]])),
         },
         { webPublicStreamsEnabled: config.CHAT_WEB_PUBLIC_STREAMS_ENABLED },
       );

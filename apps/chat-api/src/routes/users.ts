@@ -1,11 +1,7 @@
 import { createHash } from "node:crypto";
+import { isAdministrator, isGuest, isOwner } from "../lib/roles";
 import type { Api } from "../lib/typed-endpoint";
 import type { Services } from "../services";
-
-/** Role numbers (Zulip's). */
-const OWNER = 100;
-const ADMINISTRATOR = 200;
-const GUEST = 600;
 
 /** GET /users/me: the caller's own account (the first authenticated call clients make). */
 export function userRoutes(api: Api, { db }: Services): void {
@@ -28,10 +24,10 @@ export function userRoutes(api: Api, { db }: Services): void {
         avatar_version: 1,
         email: row.email,
         full_name: row.full_name,
-        is_admin: row.role <= ADMINISTRATOR,
-        is_owner: row.role === OWNER,
+        is_admin: isAdministrator(row.role),
+        is_owner: isOwner(row.role),
         role: row.role,
-        is_guest: row.role === GUEST,
+        is_guest: isGuest(row.role),
         is_bot: row.is_bot,
         is_active: row.is_active,
         timezone: row.timezone,
