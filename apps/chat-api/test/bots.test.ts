@@ -1,5 +1,5 @@
-import { createAccount, createRealm } from "../src/db/seed";
-import { type Person, type TestServer, startTestServer } from "./support/server";
+import { Role } from "../src/lib/roles";
+import { type Person, type TestServer, createOtherRealm, startTestServer } from "./support/server";
 import { zulipResponseSchema } from "./support/zulip-schema";
 
 const validate = zulipResponseSchema("subset", "/bots/{bot_id}/api_key/regenerate", "post");
@@ -11,16 +11,7 @@ let outsider: Person;
 beforeAll(async () => {
   server = await startTestServer();
   bot = await server.person("hamlet-bot");
-  outsider = await server.db.prisma.$transaction(async (tx) => {
-    const { realmId } = await createRealm(tx, { subdomain: "lear", name: "Lear" });
-    const { id, apiKey } = await createAccount(tx, {
-      realmId,
-      email: "edmund@example.com",
-      fullName: "Edmund",
-      role: 200,
-    });
-    return { id, email: "edmund@example.com", apiKey };
-  });
+  ({ outsider } = await createOtherRealm(server, Role.ADMINISTRATOR));
 });
 
 afterAll(() => server.close());

@@ -1,5 +1,5 @@
-import { createAccount, createRealm, defaultChannelGroups } from "../src/db/seed";
-import { type Person, type TestServer, startTestServer } from "./support/server";
+import { defaultChannelGroups } from "../src/db/seed";
+import { type Person, type TestServer, createOtherRealm, startTestServer } from "./support/server";
 import { zulipResponseSchema } from "./support/zulip-schema";
 
 const validateArchive = zulipResponseSchema("subset", "/streams/{stream_id}", "delete");
@@ -14,19 +14,12 @@ beforeAll(async () => {
   server = await startTestServer();
   const rows = await server.db.prisma.channel.findMany();
   channels = Object.fromEntries(rows.map((c) => [c.name, c.id]));
-  ({ outsider, otherRealmChannel } = await server.db.prisma.$transaction(async (tx) => {
-    const { realmId, groups } = await createRealm(tx, { subdomain: "lear", name: "Lear" });
-    const { id, apiKey } = await createAccount(tx, {
-      realmId,
-      email: "edmund@example.com",
-      fullName: "Edmund",
-      role: 100,
-    });
-    const channel = await tx.channel.create({
-      data: { realm_id: realmId, name: "Heath", ...defaultChannelGroups(groups) },
-    });
-    return { outsider: { id, email: "edmund@example.com", apiKey }, otherRealmChannel: channel.id };
-  }));
+  const other = await createOtherRealm(server);
+  outsider = other.outsider;
+  const heath = await server.db.prisma.channel.create({
+    data: { realm_id: other.realmId, name: "Heath", ...defaultChannelGroups(other.groups) },
+  });
+  otherRealmChannel = heath.id;
 });
 
 afterAll(() => server.close());

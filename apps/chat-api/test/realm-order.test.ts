@@ -1,5 +1,4 @@
-import { createAccount, createRealm } from "../src/db/seed";
-import { type Person, type TestServer, startTestServer } from "./support/server";
+import { type Person, type TestServer, createOtherRealm, startTestServer } from "./support/server";
 import { zulipResponseSchema } from "./support/zulip-schema";
 
 const validatePatchLinkifiers = zulipResponseSchema("subset", "/realm/linkifiers", "patch");
@@ -31,16 +30,7 @@ beforeAll(async () => {
   fieldIds = (
     await server.db.prisma.customProfileField.findMany({ orderBy: { order: "asc" } })
   ).map((f) => f.id);
-  outsider = await server.db.prisma.$transaction(async (tx) => {
-    const { realmId } = await createRealm(tx, { subdomain: "lear", name: "Lear" });
-    const { id, apiKey } = await createAccount(tx, {
-      realmId,
-      email: "edmund@example.com",
-      fullName: "Edmund",
-      role: 100,
-    });
-    return { id, email: "edmund@example.com", apiKey };
-  });
+  ({ outsider } = await createOtherRealm(server));
 });
 
 afterAll(() => server.close());

@@ -1,6 +1,6 @@
 import { doSetUserActive } from "../src/actions/accounts";
-import { createAccount, createRealm } from "../src/db/seed";
-import { type Person, type TestServer, startTestServer } from "./support/server";
+import { createAccount } from "../src/db/seed";
+import { type Person, type TestServer, createOtherRealm, startTestServer } from "./support/server";
 import { zulipResponseSchema } from "./support/zulip-schema";
 
 const validate = zulipResponseSchema(
@@ -33,10 +33,7 @@ beforeAll(async () => {
   });
   groups.mid = mid.id;
   groups.top = top.id;
-  otherRealmGroup = await server.db.prisma.$transaction(async (tx) => {
-    const { groups: lear } = await createRealm(tx, { subdomain: "lear", name: "Lear" });
-    return lear["role:everyone"];
-  });
+  otherRealmGroup = (await createOtherRealm(server)).groups["role:everyone"];
 });
 
 afterAll(() => server.close());

@@ -1,5 +1,4 @@
-import { createAccount, createRealm } from "../src/db/seed";
-import { type Person, type TestServer, startTestServer } from "./support/server";
+import { type Person, type TestServer, createOtherRealm, startTestServer } from "./support/server";
 import { zulipResponseSchema } from "./support/zulip-schema";
 
 const validate = zulipResponseSchema("subset", "/user_groups/{user_group_id}/subgroups", "post");
@@ -37,16 +36,7 @@ beforeAll(async () => {
   g["hamlet-adds"] = await group("hamlet-adds", {
     can_add_members_group_id: g.hamletcharacters ?? 0,
   });
-  otherRealmGroup = await server.db.prisma.$transaction(async (tx) => {
-    const { groups } = await createRealm(tx, { subdomain: "lear", name: "Lear" });
-    await createAccount(tx, {
-      realmId: (await tx.realm.findUniqueOrThrow({ where: { subdomain: "lear" } })).id,
-      email: "edmund@example.com",
-      fullName: "Edmund",
-      role: 100,
-    });
-    return groups["role:everyone"];
-  });
+  otherRealmGroup = (await createOtherRealm(server)).groups["role:everyone"];
 });
 
 afterAll(() => server.close());

@@ -2,7 +2,8 @@ import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { request } from "undici";
-import { seedDemoRealm } from "../../src/db/seed";
+import { type SystemGroupName, createAccount, createRealm, seedDemoRealm } from "../../src/db/seed";
+import { Role } from "../../src/lib/roles";
 import { loadConfig } from "../../src/lib/config";
 import type { Api } from "../../src/lib/typed-endpoint";
 import { type RunningServer, startServer } from "../../src/server";
@@ -150,4 +151,17 @@ export async function startTestServer(
       }
     },
   };
+}
+
+/** A second realm, "lear" (host lear.chat.test), with one person: edmund, an owner by default. */
+export async function createOtherRealm(
+  server: TestServer,
+  role: number = Role.OWNER,
+): Promise<{ realmId: number; groups: Record<SystemGroupName, number>; outsider: Person }> {
+  return server.db.prisma.$transaction(async (tx) => {
+    const { realmId, groups } = await createRealm(tx, { subdomain: "lear", name: "Lear" });
+    const email = "edmund@example.com";
+    const { id, apiKey } = await createAccount(tx, { realmId, email, fullName: "Edmund", role });
+    return { realmId, groups, outsider: { id, email, apiKey } };
+  });
 }
