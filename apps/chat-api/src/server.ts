@@ -1,5 +1,6 @@
 import http from "node:http";
 import { once } from "node:events";
+import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import { createApp } from "./app";
 import type { Api } from "./lib/typed-endpoint";
@@ -13,6 +14,34 @@ export interface RunningServer {
   stop(graceMs: number): Promise<void>;
 }
 
+/** What Node's HTTP parser refuses before any handler runs, answered in the error envelope. */
+const PARSER_ERRORS: Record<string, [number, string, string]> = {
+  HPE_HEADER_OVERFLOW: [431, "Request Header Fields Too Large", "Request header fields too large"],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, "Request Timeout", "Request timeout"],
+};
+
+/**
+ * Node answers a request it cannot parse (headers or URL over its 16 KiB
+ * limit, malformed HTTP, a request that times out) with a bare status line;
+ * clients of this API expect the envelope there too.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === "ECONNRESET" || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, reason, msg] = PARSER_ERRORS[error.code ?? ""] ?? [
+    400,
+    "Bad Request",
+    "Bad request",
+  ];
+  const body = JSON.stringify({ result: "error", msg, code: "BAD_REQUEST" });
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
 /** Listens on `port`/`metricsPort` (0 = any) and starts hearing other replicas' cache changes. */
 export async function startServer(
   services: Services,
@@ -21,6 +50,7 @@ export async function startServer(
   await services.bus.start();
   await services.rateLimiter.ready();
   const server = http.createServer(createApp(services, options.api));
+  server.on("clientError", answerClientError);
   const metricsServer = http.createServer((req, res) => {
     if (req.url !== "/metrics") {
       res.writeHead(404).end();

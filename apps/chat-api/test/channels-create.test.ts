@@ -1,7 +1,8 @@
-import { type Person, type TestServer, startTestServer } from "./support/server";
+import { type Person, type TestServer, createOtherRealm, startTestServer } from "./support/server";
 import { zulipResponseSchema } from "./support/zulip-schema";
 
 const validate = zulipResponseSchema("subset", "/channels/create", "post");
+const validateStream = zulipResponseSchema("companions", "/streams/{stream_id}", "get");
 
 let server: TestServer;
 let people: Record<string, Person>;
@@ -304,5 +305,101 @@ describe("POST /api/v1/channels/create", () => {
 
   it("lets a bot with a member's role create a channel", async () => {
     expect((await create("hamlet-bot", { name: "Bot room", subscribers: [] })).status).toBe(200);
+  });
+
+  it.each([
+    ["desdemona", 200, undefined],
+    ["iago", 200, undefined],
+    ["prospero", 200, undefined],
+    ["cordelia", 200, undefined],
+    ["polonius", 400, "Insufficient permission"],
+    ["hamlet-bot", 200, undefined],
+  ])("caller matrix: %s gets %d", async (who, status, msg) => {
+    const reply = await create(who, { name: `Matrix ${who}`, subscribers: [] });
+    expect([reply.status, reply.body.msg]).toEqual([status, msg ?? ""]);
+  });
+
+  it("answers 401 to a user of another realm, creating nothing", async () => {
+    const { outsider } = await createOtherRealm(server);
+    const before = await server.db.prisma.channel.count();
+    const reply = await server.call("POST", "/api/v1/channels/create", {
+      auth: [outsider.email, outsider.apiKey],
+      form: { name: "Invasion", subscribers: [] },
+    });
+    expect([reply.status, reply.body.msg]).toEqual([
+      401,
+      "Account is not associated with this subdomain",
+    ]);
+    expect(await server.db.prisma.channel.count()).toBe(before);
+  });
+
+  it("reads back through GET /streams/{id} as created", async () => {
+    const reply = await create("hamlet", {
+      name: "Readback",
+      description: "Seen *again*",
+      subscribers: [id("hamlet"), id("cordelia")],
+      invite_only: true,
+      history_public_to_subscribers: true,
+      topics_policy: "allow_empty_topic",
+      can_send_message_group: groups["role:administrators"],
+      can_resolve_topics_group: { direct_members: [id("cordelia")], direct_subgroups: [] },
+    });
+    expect(reply.status).toBe(200);
+    const view = await server.call("GET", `/api/v1/streams/${String(reply.body.id)}`, {
+      auth: [people.cordelia?.email ?? "", people.cordelia?.apiKey ?? ""],
+    });
+    expect(validateStream(view.body)).toEqual([]);
+    expect(view.body.stream).toMatchObject({
+      name: "Readback",
+      description: "Seen *again*",
+      invite_only: true,
+      history_public_to_subscribers: true,
+      topics_policy: "allow_empty_topic",
+      stream_post_policy: 2,
+      is_announcement_only: true,
+      can_send_message_group: groups["role:administrators"],
+      can_resolve_topics_group: { direct_members: [id("cordelia")], direct_subgroups: [] },
+      can_administer_channel_group: { direct_members: [id("hamlet")], direct_subgroups: [] },
+      subscriber_count: 2,
+      creator_id: id("hamlet"),
+    });
+  });
+
+  it("needs permission to administer the new channel to set its permissions", async () => {
+    const before = await server.db.prisma.channel.count();
+    // Handing administration to others leaves a member without the access to set settings.
+    const handedOff = await create("cordelia", {
+      name: "Handed off",
+      subscribers: [id("cordelia")],
+      can_administer_channel_group: groups["role:administrators"],
+      can_send_message_group: groups["role:everyone"],
+    });
+    expect(handedOff.body).toEqual(error("Insufficient permission"));
+    // Message settings need content access: a private channel the creator is not in.
+    const noContent = await create("cordelia", {
+      name: "Not mine",
+      subscribers: [id("othello")],
+      invite_only: true,
+      can_delete_any_message_group: groups["role:moderators"],
+    });
+    expect(noContent.body).toEqual(error("Insufficient permission"));
+    expect(await server.db.prisma.channel.count()).toBe(before);
+    // Administrators hold these permissions implicitly.
+    const admin = await create("iago", {
+      name: "Handed off",
+      subscribers: [],
+      invite_only: true,
+      can_administer_channel_group: groups["role:owners"],
+      can_delete_any_message_group: groups["role:moderators"],
+    });
+    expect(admin.status).toBe(200);
+    // A member who stays an administrator of the channel may set the rest.
+    const kept = await create("cordelia", {
+      name: "Kept",
+      subscribers: [id("cordelia")],
+      invite_only: true,
+      can_delete_any_message_group: groups["role:moderators"],
+    });
+    expect(kept.status).toBe(200);
   });
 });

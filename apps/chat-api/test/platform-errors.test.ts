@@ -1,3 +1,4 @@
+import { connect } from "node:net";
 import { type Person, type TestServer, startTestServer } from "./support/server";
 import { testApi } from "./support/test-api";
 
@@ -105,5 +106,29 @@ describe("failures", () => {
     });
     expect(reply.status).toBe(415);
     expect(reply.body).toMatchObject({ result: "error", code: "BAD_REQUEST" });
+  });
+
+  it("answers a URL over Node's header limit with 431 in the envelope", async () => {
+    const reply = await server.call("GET", "/api/v1/server_settings", {
+      query: { padding: "x".repeat(20_000) },
+    });
+    expect([reply.status, reply.body]).toEqual([
+      431,
+      { result: "error", msg: "Request header fields too large", code: "BAD_REQUEST" },
+    ]);
+  });
+
+  it("answers a request Node cannot parse with 400 in the envelope", async () => {
+    const socket = connect(server.port, "127.0.0.1");
+    socket.end("GARBAGE / HTTP/1.1\r\nHost: chat.test\r\n\r\n");
+    const chunks: Buffer[] = [];
+    for await (const chunk of socket) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString("utf8");
+    expect(text.split("\r\n")[0]).toBe("HTTP/1.1 400 Bad Request");
+    expect(JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4))).toEqual({
+      result: "error",
+      msg: "Bad request",
+      code: "BAD_REQUEST",
+    });
   });
 });

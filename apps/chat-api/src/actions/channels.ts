@@ -95,3 +95,64 @@ export async function doUnmuteTopic(
     WHERE user_id = ${userId} AND channel_id = ${channelId} AND lower(topic_name) = lower(${topic})
       AND visibility_policy = ${MUTED}`;
 }
+
+/** Which channels GET /streams returns (Zulip's parameters, defaults applied). */
+export interface ChannelQuery {
+  includePublic: boolean;
+  includeWebPublic: boolean;
+  includeSubscribed: boolean;
+  excludeArchived: boolean;
+  includeAll: boolean;
+  includeDefault: boolean;
+  includeOwnerSubscribed: boolean;
+  includeCanAccessContent: boolean;
+}
+
+/**
+ * The channels of the caller's realm that `query` selects, by name: the
+ * union of the requested kinds, each limited to what the caller may see
+ * (guests never get public channels they are not subscribed to).
+ */
+export async function listChannels(
+  prisma: PrismaClient,
+  user: AuthedUser,
+  query: ChannelQuery,
+): Promise<Channel[]> {
+  const [channels, subscribed, ownerSubscribed] = await Promise.all([
+    prisma.channel.findMany({
+      where: { realm_id: user.realm_id, ...(query.excludeArchived ? { is_archived: false } : {}) },
+    }),
+    activeSubscriptionIds(prisma, user.id),
+    query.includeOwnerSubscribed && user.is_bot
+      ? prisma.user
+          .findUnique({ where: { id: user.id }, select: { bot_owner_id: true } })
+          .then((bot) =>
+            bot?.bot_owner_id == null
+              ? new Set<number>()
+              : activeSubscriptionIds(prisma, bot.bot_owner_id),
+          )
+      : new Set<number>(),
+  ]);
+  const guest = isGuest(user.role);
+  const contentAccess = (c: Channel) =>
+    subscribed.has(c.id) || c.is_web_public || (!c.invite_only && !guest);
+  const selected = channels.filter(
+    (c) =>
+      (query.includeAll && (isAdministrator(user.role) || contentAccess(c))) ||
+      (query.includePublic && !c.invite_only && !guest) ||
+      (query.includeWebPublic && c.is_web_public) ||
+      (query.includeSubscribed && subscribed.has(c.id)) ||
+      (query.includeDefault && c.is_default_stream && !guest) ||
+      (query.includeCanAccessContent && contentAccess(c)) ||
+      ownerSubscribed.has(c.id),
+  );
+  return selected.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id - b.id));
+}
+
+async function activeSubscriptionIds(prisma: PrismaClient, userId: number): Promise<Set<number>> {
+  const rows = await prisma.subscription.findMany({
+    where: { user_id: userId, active: true },
+    select: { channel_id: true },
+  });
+  return new Set(rows.map((r) => r.channel_id));
+}

@@ -76,24 +76,44 @@ export function parseRetentionDays(raw: string): number | null {
 }
 
 async function member(
-  prisma: PrismaClient,
+  prisma: Prisma.TransactionClient,
   groupId: number | null,
   userId: number,
 ): Promise<boolean> {
   return groupId !== null && isGroupMember(prisma, groupId, userId, false);
 }
 
-/**
- * Creates a channel in one transaction: who may create which kind, the name and
- * option rules, subscribers, group settings (ids or anonymous groups), and the
- * notification bot's announcement of a public channel. Returns the new id.
- */
+/** Settings whose rule needs content access to the channel (the spec's table). */
+const CONTENT_ACCESS_SETTINGS: readonly ChannelGroupSetting[] = [
+  "can_delete_any_message_group",
+  "can_delete_own_message_group",
+  "can_move_messages_out_of_channel_group",
+  "can_move_messages_within_channel_group",
+];
+
+/** Creates a channel in one transaction: see {@link createChannel}. Returns the new id. */
 export async function doCreateChannel(
   prisma: PrismaClient,
   user: AuthedUser,
   channel: NewChannel,
   options: { webPublicStreamsEnabled: boolean },
 ): Promise<number> {
+  return prisma.$transaction((tx) => createChannel(tx, user, channel, options));
+}
+
+/**
+ * Creates a channel inside transaction `tx`: who may create which kind, the
+ * name and option rules, subscribers, group settings (ids or anonymous
+ * groups) and the access a non-administrator needs to set them, and the
+ * notification bot's announcement of a public channel. Returns the new id.
+ */
+export async function createChannel(
+  tx: Prisma.TransactionClient,
+  user: AuthedUser,
+  channel: NewChannel,
+  options: { webPublicStreamsEnabled: boolean },
+): Promise<number> {
+  const prisma = tx;
   const realm = await prisma.realm.findUniqueOrThrow({ where: { id: user.realm_id } });
   if (isGuest(user.role)) throw new InsufficientPermissionError();
   const kind = channel.isWebPublic
@@ -114,7 +134,7 @@ export async function doCreateChannel(
   checkChannelName(channel.name);
   const history = channel.inviteOnly ? (channel.historyPublicToSubscribers ?? false) : true;
 
-  return prisma.$transaction(async (tx) => {
+  {
     const taken = await tx.$queryRaw<{ name: string }[]>`
       SELECT name FROM channels WHERE realm_id = ${realm.id} AND lower(name) = lower(${channel.name})`;
     if (taken.length > 0) {
@@ -158,6 +178,22 @@ export async function doCreateChannel(
         "can_create_topic_group must be role:everyone for a private channel with protected history.",
       );
     }
+    const given = CHANNEL_GROUP_SETTINGS.filter((name) => channel.settings[name] !== undefined);
+    if (given.length > 0 && !isAdministrator(user.role)) {
+      // Setting a permission needs permission to administer the new channel,
+      // and content access for the settings about messages.
+      const administers = await member(
+        tx,
+        settings.can_administer_channel_group_id ?? null,
+        user.id,
+      );
+      const contentAccess = !channel.inviteOnly || subscribers.includes(user.id);
+      if (
+        !administers ||
+        (!contentAccess && given.some((name) => CONTENT_ACCESS_SETTINGS.includes(name)))
+      )
+        throw new InsufficientPermissionError();
+    }
     const created = await tx.channel.create({
       data: {
         realm_id: realm.id,
@@ -184,7 +220,7 @@ export async function doCreateChannel(
       await announce(tx, realm.id, realm.new_stream_announcements_stream_id, user, channel.name);
     }
     return created.id;
-  });
+  }
 }
 
 /** The notification bot's message in the announcements channel, delivered to its subscribers. */

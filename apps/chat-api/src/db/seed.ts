@@ -126,7 +126,7 @@ export interface NewAccount {
   fullName: string;
   /** A role of {@link Role}; bots are members. */
   role?: number;
-  bot?: { ownerId: number | null; system?: boolean };
+  bot?: { ownerId: number | null; system?: boolean; type?: number };
 }
 
 /**
@@ -151,7 +151,7 @@ export async function createAccount(
         ? {}
         : {
             is_bot: true,
-            bot_type: BotType.GENERIC,
+            bot_type: account.bot.type ?? BotType.GENERIC,
             bot_owner_id: account.bot.ownerId,
             is_system_bot: account.bot.system ?? false,
           }),

@@ -66,13 +66,33 @@ export async function readGroupSetting(
   prisma: Prisma.TransactionClient,
   groupId: number,
 ): Promise<GroupSettingValue> {
-  const group = await prisma.userGroup.findUniqueOrThrow({
-    where: { id: groupId },
+  const value = (await readGroupSettings(prisma, [groupId])).get(groupId);
+  if (value === undefined) throw new Error(`user group ${String(groupId)} does not exist`);
+  return value;
+}
+
+/**
+ * {@link readGroupSetting} for many settings at once (two queries, whatever the
+ * count): the wire value of every group id in `groupIds`.
+ */
+export async function readGroupSettings(
+  prisma: Prisma.TransactionClient,
+  groupIds: Iterable<number>,
+): Promise<Map<number, GroupSettingValue>> {
+  const ids = [...new Set(groupIds)];
+  const groups = await prisma.userGroup.findMany({
+    where: { id: { in: ids } },
     include: { members: { where: { user: { is_active: true } } }, subgroups: true },
   });
-  if (group.name !== null) return group.id;
-  return {
-    direct_members: group.members.map((m) => m.user_id).sort((a, b) => a - b),
-    direct_subgroups: group.subgroups.map((s) => s.subgroup_id).sort((a, b) => a - b),
-  };
+  return new Map(
+    groups.map((group) => [
+      group.id,
+      group.name !== null
+        ? group.id
+        : {
+            direct_members: group.members.map((m) => m.user_id).sort((a, b) => a - b),
+            direct_subgroups: group.subgroups.map((s) => s.subgroup_id).sort((a, b) => a - b),
+          },
+    ]),
+  );
 }

@@ -1,6 +1,7 @@
 import { Api } from "../lib/typed-endpoint";
 import type { Services } from "../services";
 import { botRoutes } from "./bots";
+import { channelFolderRoutes } from "./channel-folders";
 import { channelRoutes } from "./channels";
 import { openApiRoutes } from "./openapi";
 import { realmRoutes } from "./realm";
@@ -19,6 +20,7 @@ export function buildApi(services: Services): Api {
   userGroupRoutes(api, services);
   botRoutes(api, services);
   channelRoutes(api, services);
+  channelFolderRoutes(api, services);
   realmRoutes(api, services);
   openApiRoutes(api, services);
   return api;

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { doReorderLinkifiers, doReorderProfileFields } from "../actions/realm-order";
-import { json } from "../lib/params";
+import { doAddLinkifier, doCreateProfileField, doRemoveLinkifier } from "../actions/realm-config";
+import { bool, int, json, str } from "../lib/params";
 import type { Api } from "../lib/typed-endpoint";
 import type { Services } from "../services";
 
@@ -50,6 +51,71 @@ export function realmRoutes(api: Api, { db }: Services): void {
       await doReorderLinkifiers(db.prisma, realm.id, params.ordered_linkifier_ids);
       return {};
     },
+  );
+
+  api.user(
+    "POST",
+    "/realm/filters",
+    {
+      operationId: "add-linkifier",
+      summary: "Add a linkifier",
+      tag: "server_and_organizations",
+      access: { role: "administrator" },
+      params: {
+        pattern: str({ notBlank: true }).describe("Regular expression (Python syntax)"),
+        url_template: str({ notBlank: true }).describe("RFC 6570 URL template"),
+      },
+    },
+    async ({ realm, params }) => ({
+      id: await doAddLinkifier(db.prisma, realm.id, params.pattern, params.url_template),
+    }),
+  );
+
+  api.user(
+    "DELETE",
+    "/realm/filters/{filter_id}",
+    {
+      operationId: "remove-linkifier",
+      summary: "Remove a linkifier",
+      tag: "server_and_organizations",
+      access: { role: "administrator" },
+      params: {},
+    },
+    async ({ realm, path }) => {
+      await doRemoveLinkifier(db.prisma, realm.id, path.filter_id);
+      return {};
+    },
+  );
+
+  api.user(
+    "POST",
+    "/realm/profile_fields",
+    {
+      operationId: "create-custom-profile-field",
+      summary: "Create a custom profile field",
+      tag: "server_and_organizations",
+      access: { role: "administrator" },
+      params: {
+        name: str().default(""),
+        hint: str().default(""),
+        field_type: int(),
+        field_data: json(z.record(z.string(), z.unknown())).default({}),
+        display_in_profile_summary: bool().default(false),
+        required: bool().default(false),
+        editable_by_user: bool().default(true),
+      },
+    },
+    async ({ realm, params }) => ({
+      id: await doCreateProfileField(db.prisma, realm.id, {
+        name: params.name.trim(),
+        hint: params.hint,
+        fieldType: params.field_type,
+        fieldData: params.field_data,
+        displayInProfileSummary: params.display_in_profile_summary,
+        required: params.required,
+        editableByUser: params.editable_by_user,
+      }),
+    }),
   );
 
   api.user(

@@ -2,6 +2,7 @@ import { JsonableError } from "@repo/envelope";
 import {
   accessUserGroup,
   doCreateUserGroup,
+  doDeactivateUserGroup,
   doUpdateSubgroups,
   isGroupMember,
   listUserGroups,
@@ -59,6 +60,21 @@ export function userGroupRoutes(api: Api, { db }: Services): void {
     },
     async ({ user, path, params }) => {
       await doUpdateSubgroups(db.prisma, user, path.user_group_id, params.add, params.delete);
+      return {};
+    },
+  );
+
+  api.user(
+    "POST",
+    "/user_groups/{user_group_id}/deactivate",
+    {
+      operationId: "deactivate-user-group",
+      summary: "Deactivate a user group",
+      tag: "users",
+      params: {},
+    },
+    async ({ user, path }) => {
+      await doDeactivateUserGroup(db.prisma, user, path.user_group_id);
       return {};
     },
   );

@@ -1,9 +1,10 @@
-import { createHash } from "node:crypto";
-import { isAdministrator, isGuest, isOwner } from "../lib/roles";
+import { userView } from "../actions/user-view";
+import { bool } from "../lib/params";
+import { isAdministrator } from "../lib/roles";
 import type { Api } from "../lib/typed-endpoint";
 import type { Services } from "../services";
 
-/** GET /users/me: the caller's own account (the first authenticated call clients make). */
+/** The realm's users: the caller's own account (the first call clients make) and the directory. */
 export function userRoutes(api: Api, { db }: Services): void {
   api.user(
     "GET",
@@ -19,28 +20,48 @@ export function userRoutes(api: Api, { db }: Services): void {
         orderBy: { message_id: "desc" },
         select: { message_id: true },
       });
+      // Zulip's own-user answer has no bot fields (GET /users has them).
+      const {
+        bot_type: _type,
+        bot_owner_id: _owner,
+        ...view
+      } = userView(row, {
+        showDeliveryEmail: true,
+        clientGravatar: false,
+      });
+      return { ...view, max_message_id: newest?.message_id ?? -1 };
+    },
+  );
+
+  api.user(
+    "GET",
+    "/users",
+    {
+      operationId: "get-users",
+      summary: "Get all users",
+      tag: "users",
+      params: {
+        client_gravatar: bool().default(true),
+        include_custom_profile_fields: bool().default(false),
+      },
+    },
+    async ({ realm, user, params }) => {
+      const rows = await db.prisma.user.findMany({
+        where: { realm_id: realm.id },
+        include: { custom_profile_values: params.include_custom_profile_fields },
+        orderBy: { id: "asc" },
+      });
+      const admin = isAdministrator(user.role);
       return {
-        avatar_url: `https://secure.gravatar.com/avatar/${createHash("md5").update(row.delivery_email.toLowerCase()).digest("hex")}?d=identicon&version=1`,
-        avatar_version: 1,
-        email: row.email,
-        full_name: row.full_name,
-        is_admin: isAdministrator(row.role),
-        is_owner: isOwner(row.role),
-        role: row.role,
-        is_guest: isGuest(row.role),
-        is_bot: row.is_bot,
-        is_active: row.is_active,
-        timezone: row.timezone,
-        date_joined: row.date_joined.toISOString(),
-        max_message_id: newest?.message_id ?? -1,
-        user_id: row.id,
-        delivery_email: row.delivery_email,
-        profile_data: Object.fromEntries(
-          row.custom_profile_values.map((v) => [
-            String(v.field_id),
-            { value: v.value, rendered_value: v.rendered_value },
-          ]),
-        ),
+        members: rows.map((row) => {
+          const view = userView(row, {
+            showDeliveryEmail: admin || row.id === user.id,
+            clientGravatar: params.client_gravatar,
+          });
+          // Zulip sends profile data for humans only.
+          if (row.is_bot) delete view.profile_data;
+          return view;
+        }),
       };
     },
   );

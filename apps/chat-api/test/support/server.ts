@@ -165,3 +165,29 @@ export async function createOtherRealm(
     return { realmId, groups, outsider: { id, email, apiKey } };
   });
 }
+
+/** Demo people by key, loaded once: their ids and the auth option of a call made as them. */
+export interface Cast {
+  person(key: string): Person;
+  id(key: string): number;
+  as(key: string): { auth: readonly [string, string] };
+}
+
+/** Loads the demo people `keys` of `server` into a {@link Cast}. */
+export async function loadCast(server: TestServer, keys: readonly string[]): Promise<Cast> {
+  const people = new Map<string, Person>();
+  for (const key of keys) people.set(key, await server.person(key));
+  const person = (key: string): Person => {
+    const found = people.get(key);
+    if (found === undefined) throw new Error(`${key} is not in the cast`);
+    return found;
+  };
+  return {
+    person,
+    id: (key) => person(key).id,
+    as: (key) => ({ auth: [person(key).email, person(key).apiKey] as const }),
+  };
+}
+
+/** The error envelope the API answers with. */
+export const apiError = (msg: string, code = "BAD_REQUEST") => ({ result: "error", msg, code });

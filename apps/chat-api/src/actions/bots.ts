@@ -1,0 +1,69 @@
+import { InsufficientPermissionError, JsonableError } from "@repo/envelope";
+import type { PrismaClient } from "../gen/prisma/client";
+import { BotType, createAccount } from "../db/seed";
+import type { AuthedUser } from "../lib/auth";
+import { codePoints } from "../lib/params";
+import { isGroupMember } from "./user-groups";
+
+/** What POST /bots asks for, parsed. */
+export interface NewBot {
+  fullName: string;
+  shortName: string;
+  botType: number;
+}
+
+/** Zulip's full-name rules, with its messages. */
+export function checkFullName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed === "") throw new JsonableError("Name too short!");
+  if (codePoints(trimmed) > 100) throw new JsonableError("Name too long!");
+  if (/[\p{Cc}\p{Cs}\p{Cn}*`\\>"@]/u.test(trimmed))
+    throw new JsonableError("Invalid characters in name!");
+  return trimmed;
+}
+
+/**
+ * Creates a bot owned by the caller in one transaction: the realm's
+ * `can_create_bots_group`, Zulip's name rules, the address
+ * `SHORT-bot@DOMAIN` unique in the realm. Returns its id, key and address.
+ */
+export async function doCreateBot(
+  prisma: PrismaClient,
+  owner: AuthedUser,
+  bot: NewBot,
+  domain: string,
+): Promise<{ id: number; apiKey: string; email: string }> {
+  if (!(Object.values(BotType) as number[]).includes(bot.botType))
+    throw new JsonableError("Invalid bot type");
+  const fullName = checkFullName(bot.fullName);
+  const shortName = bot.shortName.trim().toLowerCase();
+  if (!/^[a-z0-9][a-z0-9._-]{0,39}$/.test(shortName))
+    throw new JsonableError("Bad name or username");
+  const email = `${shortName}-bot@${domain}`;
+  return prisma.$transaction(async (tx) => {
+    const realm = await tx.realm.findUniqueOrThrow({ where: { id: owner.realm_id } });
+    const allowed =
+      realm.can_create_bots_group_id !== null &&
+      (await isGroupMember(tx, realm.can_create_bots_group_id, owner.id, false));
+    if (!allowed) throw new InsufficientPermissionError();
+    const taken = await tx.user.findFirst({
+      where: { realm_id: owner.realm_id, email: { equals: email, mode: "insensitive" } },
+    });
+    if (taken !== null) throw new JsonableError("Username already in use");
+    const sameName = await tx.user.findFirst({
+      where: {
+        realm_id: owner.realm_id,
+        is_bot: true,
+        full_name: { equals: fullName, mode: "insensitive" },
+      },
+    });
+    if (sameName !== null) throw new JsonableError("Name is already in use!");
+    const created = await createAccount(tx, {
+      realmId: owner.realm_id,
+      email,
+      fullName,
+      bot: { ownerId: owner.id, type: bot.botType },
+    });
+    return { ...created, email };
+  });
+}

@@ -1,0 +1,69 @@
+import { JsonableError } from "@repo/envelope";
+import type { ChannelFolder, PrismaClient } from "../gen/prisma/client";
+import { renderPlainText } from "../db/seed";
+import { codePoints } from "../lib/params";
+import { isUniqueViolation } from "./realm-config";
+
+/** Limits of a channel folder's name and description. */
+export const MAX_FOLDER_NAME_LENGTH = 60;
+export const MAX_FOLDER_DESCRIPTION_LENGTH = 1024;
+
+/** A channel folder on the wire. */
+export function channelFolderView(folder: ChannelFolder) {
+  return {
+    id: folder.id,
+    name: folder.name,
+    description: folder.description,
+    rendered_description: renderPlainText(folder.description),
+    order: folder.order,
+    date_created: Math.floor(folder.date_created.getTime() / 1000),
+    creator_id: folder.creator_id,
+    is_archived: folder.is_archived,
+  };
+}
+
+/**
+ * Creates a channel folder at the end of the realm's order: a name that is
+ * not blank, not too long and not in use (case-insensitively). Returns its id.
+ */
+export async function doCreateChannelFolder(
+  prisma: PrismaClient,
+  creator: { id: number; realm_id: number },
+  name: string,
+  description: string,
+): Promise<number> {
+  const trimmed = name.trim();
+  if (trimmed === "") throw new JsonableError("Channel folder name can't be empty.");
+  if (codePoints(trimmed) > MAX_FOLDER_NAME_LENGTH) {
+    throw new JsonableError(
+      `Channel folder name too long (limit: ${MAX_FOLDER_NAME_LENGTH} characters).`,
+    );
+  }
+  if (/[\p{Cc}\p{Cs}\p{Cn}]/u.test(trimmed))
+    throw new JsonableError("Invalid character in channel folder name.");
+  const duplicate = new JsonableError(`Channel folder name already in use`);
+  try {
+    return await prisma.$transaction(async (tx) => {
+      const taken = await tx.channelFolder.findFirst({
+        where: { realm_id: creator.realm_id, name: { equals: trimmed, mode: "insensitive" } },
+      });
+      if (taken !== null) throw duplicate;
+      const last = await tx.channelFolder.aggregate({
+        where: { realm_id: creator.realm_id },
+        _max: { order: true },
+      });
+      const folder = await tx.channelFolder.create({
+        data: {
+          realm_id: creator.realm_id,
+          name: trimmed,
+          description,
+          creator_id: creator.id,
+          order: (last._max.order ?? -1) + 1,
+        },
+      });
+      return folder.id;
+    });
+  } catch (error) {
+    throw isUniqueViolation(error) ? duplicate : error;
+  }
+}

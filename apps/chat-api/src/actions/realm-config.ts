@@ -1,0 +1,223 @@
+import { JsonableError } from "@repo/envelope";
+import { z } from "zod";
+import { Prisma, type PrismaClient } from "../gen/prisma/client";
+import { codePoints } from "../lib/params";
+
+/** Whether `error` is PostgreSQL's unique violation, as Prisma reports it. */
+export function isUniqueViolation(error: unknown): boolean {
+  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2002";
+}
+
+/** An RFC 6570 expression: an optional operator and variables with prefix or explode modifiers. */
+const TEMPLATE_EXPRESSION =
+  /\{[+#./;?&]?[A-Za-z0-9_.%]+(?::[1-9]\d{0,3}|\*)?(?:,[A-Za-z0-9_.%]+(?::[1-9]\d{0,3}|\*)?)*\}/g;
+
+/** The variables of an RFC 6570 URL template, or null when it is not one. */
+export function templateVariables(template: string): Set<string> | null {
+  if (/[{}]/.test(template.replace(TEMPLATE_EXPRESSION, ""))) return null;
+  const names = new Set<string>();
+  for (const expression of template.match(TEMPLATE_EXPRESSION) ?? []) {
+    for (const spec of expression
+      .slice(1, -1)
+      .replace(/^[+#./;?&]/, "")
+      .split(",")) {
+      names.add(spec.replace(/(:\d+|\*)$/, ""));
+    }
+  }
+  return names;
+}
+
+/**
+ * A linkifier pattern (Python/RE2 syntax, `(?P<name>...)` groups) compiled
+ * as a JavaScript regular expression, with its group names; else Zulip's
+ * `Bad regular expression: ...`.
+ */
+export function compileLinkifierPattern(pattern: string): { groups: Set<string> } {
+  const source = pattern.replace(/\(\?P</g, "(?<");
+  try {
+    new RegExp(source, "u");
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.replace(/^.*: /, "") : "invalid";
+    throw new JsonableError(`Bad regular expression: ${reason}`);
+  }
+  return { groups: new Set([...source.matchAll(/\(\?<([A-Za-z_]\w*)>/g)].map((m) => m[1] ?? "")) };
+}
+
+/**
+ * Adds a linkifier at the end of the realm's order, with Zulip's checks:
+ * the pattern compiles, the URL template is RFC 6570, and the two name the
+ * same groups. Returns its id.
+ */
+export async function doAddLinkifier(
+  prisma: PrismaClient,
+  realmId: number,
+  pattern: string,
+  urlTemplate: string,
+): Promise<number> {
+  const { groups } = compileLinkifierPattern(pattern);
+  const variables = templateVariables(urlTemplate);
+  if (variables === null) throw new JsonableError("Invalid URL template.");
+  const missingInPattern = [...variables].filter((v) => !groups.has(v)).sort()[0];
+  if (missingInPattern !== undefined) {
+    throw new JsonableError(
+      `Group '${missingInPattern}' in URL template is not present in linkifier pattern.`,
+    );
+  }
+  const missingInTemplate = [...groups].filter((g) => !variables.has(g)).sort()[0];
+  if (missingInTemplate !== undefined) {
+    throw new JsonableError(
+      `Group '${missingInTemplate}' in linkifier pattern is not present in URL template.`,
+    );
+  }
+  const duplicate = new JsonableError("Linkifier with this Pattern and Realm already exists.");
+  try {
+    return await prisma.$transaction(async (tx) => {
+      if ((await tx.linkifier.count({ where: { realm_id: realmId, pattern } })) > 0)
+        throw duplicate;
+      const last = await tx.linkifier.aggregate({
+        where: { realm_id: realmId },
+        _max: { order: true },
+      });
+      const row = await tx.linkifier.create({
+        data: {
+          realm_id: realmId,
+          pattern,
+          url_template: urlTemplate,
+          order: (last._max.order ?? -1) + 1,
+        },
+      });
+      return row.id;
+    });
+  } catch (error) {
+    throw isUniqueViolation(error) ? duplicate : error;
+  }
+}
+
+/** Removes one of the realm's linkifiers; another realm's or an unknown one is `Linkifier not found.` */
+export async function doRemoveLinkifier(
+  prisma: PrismaClient,
+  realmId: number,
+  id: number,
+): Promise<void> {
+  const { count } = await prisma.linkifier.deleteMany({ where: { id, realm_id: realmId } });
+  if (count === 0) throw new JsonableError("Linkifier not found.");
+}
+
+/** Zulip's custom profile field types. */
+export const ProfileFieldType = {
+  SHORT_TEXT: 1,
+  LONG_TEXT: 2,
+  SELECT: 3,
+  DATE: 4,
+  URL: 5,
+  USER: 6,
+  EXTERNAL_ACCOUNT: 7,
+  PRONOUNS: 8,
+} as const;
+
+/** The external accounts Zulip knows, which need no name or URL pattern. */
+const DEFAULT_EXTERNAL_ACCOUNTS: Record<string, { name: string; hint: string }> = {
+  github: { name: "GitHub", hint: "Enter your GitHub username" },
+  twitter: { name: "Twitter", hint: "Enter your Twitter username" },
+};
+
+const selectData = z.record(
+  z.string(),
+  z.object({ text: z.string().min(1), order: z.string() }).strict(),
+);
+const externalData = z.union([
+  z.object({ subtype: z.enum(Object.keys(DEFAULT_EXTERNAL_ACCOUNTS)) }).strict(),
+  z
+    .object({
+      subtype: z.literal("custom"),
+      url_pattern: z.string().refine((p) => p.includes("%(username)s")),
+    })
+    .strict(),
+]);
+
+/** At most this many fields show in the profile summary. */
+const MAX_SUMMARY_FIELDS = 2;
+
+/** What POST /realm/profile_fields asks for, parsed. */
+export interface NewProfileField {
+  name: string;
+  hint: string;
+  fieldType: number;
+  fieldData: Record<string, unknown>;
+  displayInProfileSummary: boolean;
+  required: boolean;
+  editableByUser: boolean;
+}
+
+/**
+ * Creates a custom profile field at the end of the realm's order, with
+ * Zulip's checks and messages (type, choices, external-account kinds, label
+ * and hint limits, the profile-summary limit, unique labels). Returns its id.
+ */
+export async function doCreateProfileField(
+  prisma: PrismaClient,
+  realmId: number,
+  field: NewProfileField,
+): Promise<number> {
+  if (!(Object.values(ProfileFieldType) as number[]).includes(field.fieldType))
+    throw new JsonableError("Invalid field type.");
+  let { name, hint } = field;
+  if (field.fieldType === ProfileFieldType.SELECT) {
+    if (Object.keys(field.fieldData).length < 1)
+      throw new JsonableError("Field must have at least one choice.");
+    if (!selectData.safeParse(field.fieldData).success)
+      throw new JsonableError("Invalid field_data for a list of options.");
+  }
+  if (field.fieldType === ProfileFieldType.EXTERNAL_ACCOUNT) {
+    const parsed = externalData.safeParse(field.fieldData);
+    if (!parsed.success) throw new JsonableError("Invalid external account type.");
+    const known = DEFAULT_EXTERNAL_ACCOUNTS[parsed.data.subtype];
+    if (known !== undefined) ({ name, hint } = known);
+  }
+  if (name.trim() === "") throw new JsonableError("Label cannot be blank.");
+  if (codePoints(hint) > 80) throw new JsonableError("hint is too long (limit: 80 characters)");
+  if (codePoints(name) > 40) throw new JsonableError("name is too long (limit: 40 characters)");
+  if (
+    field.displayInProfileSummary &&
+    (field.fieldType === ProfileFieldType.LONG_TEXT || field.fieldType === ProfileFieldType.USER)
+  )
+    throw new JsonableError("Field type not supported for display in profile summary.");
+  const duplicate = new JsonableError("A field with that label already exists.");
+  try {
+    return await prisma.$transaction(async (tx) => {
+      if (field.displayInProfileSummary) {
+        const shown = await tx.customProfileField.count({
+          where: { realm_id: realmId, display_in_profile_summary: true },
+        });
+        if (shown >= MAX_SUMMARY_FIELDS) {
+          throw new JsonableError(
+            `Only ${MAX_SUMMARY_FIELDS} custom profile fields can be displayed in the profile summary.`,
+          );
+        }
+      }
+      if ((await tx.customProfileField.count({ where: { realm_id: realmId, name } })) > 0)
+        throw duplicate;
+      const last = await tx.customProfileField.aggregate({
+        where: { realm_id: realmId },
+        _max: { order: true },
+      });
+      const row = await tx.customProfileField.create({
+        data: {
+          realm_id: realmId,
+          name,
+          hint,
+          field_type: field.fieldType,
+          field_data:
+            Object.keys(field.fieldData).length === 0 ? "" : JSON.stringify(field.fieldData),
+          order: (last._max.order ?? -1) + 1,
+          display_in_profile_summary: field.displayInProfileSummary,
+          required: field.required,
+          editable_by_user: field.editableByUser,
+        },
+      });
+      return row.id;
+    });
+  } catch (error) {
+    throw isUniqueViolation(error) ? duplicate : error;
+  }
+}

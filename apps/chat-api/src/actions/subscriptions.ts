@@ -1,0 +1,151 @@
+import { JsonableError } from "@repo/envelope";
+import type { Channel, Prisma, PrismaClient } from "../gen/prisma/client";
+import type { AuthedUser } from "../lib/auth";
+import { isAdministrator, isGuest } from "../lib/roles";
+import { type NewChannel, checkChannelName, createChannel } from "./create-channel";
+import { isGroupMember } from "./user-groups";
+
+/** What POST /users/me/subscriptions asks for, parsed. */
+export interface SubscribeRequest {
+  /** Channel names, each with the description a new channel gets. */
+  channels: readonly { name: string; description: string }[];
+  /** Users to subscribe (ids or emails); the caller when absent. */
+  principals: readonly (number | string)[] | undefined;
+  authorizationErrorsFatal: boolean;
+  /** Options of channels this request creates. */
+  creation: Omit<NewChannel, "name" | "description" | "subscribers">;
+}
+
+/** Zulip's answer: per user id, the channel names newly and already subscribed. */
+export interface SubscribeResult {
+  subscribed: Record<string, string[]>;
+  already_subscribed: Record<string, string[]>;
+  unauthorized?: string[];
+}
+
+/**
+ * Subscribes users to channels by name in one transaction, creating the
+ * channels that do not exist (with the creation rules of POST
+ * /channels/create). Subscribing oneself needs access to the channel
+ * (public for non-guests, or `can_subscribe_group`); subscribing others needs
+ * `can_add_subscribers_group` (the realm's for public channels, the
+ * channel's) or channel administration; administrators may do both anywhere.
+ */
+export async function doSubscribe(
+  prisma: PrismaClient,
+  user: AuthedUser,
+  request: SubscribeRequest,
+  options: { webPublicStreamsEnabled: boolean },
+): Promise<SubscribeResult> {
+  for (const { name } of request.channels) checkChannelName(name);
+  return prisma.$transaction(async (tx) => {
+    const targets = await resolvePrincipals(tx, user, request.principals);
+    const result: SubscribeResult = { subscribed: {}, already_subscribed: {} };
+    const unauthorized: string[] = [];
+    const record = (bucket: Record<string, string[]>, userId: number, name: string) => {
+      (bucket[String(userId)] ??= []).push(name);
+    };
+    const seen = new Set<string>();
+    for (const { name, description } of request.channels) {
+      if (seen.has(name.toLowerCase())) continue;
+      seen.add(name.toLowerCase());
+      const existing = await findByName(tx, user.realm_id, name);
+      if (existing === null) {
+        await createChannel(
+          tx,
+          user,
+          { ...request.creation, name, description, subscribers: targets },
+          options,
+        );
+        for (const target of targets) record(result.subscribed, target, name);
+        continue;
+      }
+      if (!(await maySubscribe(tx, user, existing, targets))) {
+        if (request.authorizationErrorsFatal)
+          throw new JsonableError(`Unable to access channel (${existing.name}).`);
+        unauthorized.push(existing.name);
+        continue;
+      }
+      for (const target of targets) {
+        const current = await tx.subscription.findUnique({
+          where: { user_id_channel_id: { user_id: target, channel_id: existing.id } },
+        });
+        if (current?.active === true) {
+          record(result.already_subscribed, target, existing.name);
+          continue;
+        }
+        await tx.subscription.upsert({
+          where: { user_id_channel_id: { user_id: target, channel_id: existing.id } },
+          create: { user_id: target, channel_id: existing.id },
+          update: { active: true },
+        });
+        record(result.subscribed, target, existing.name);
+      }
+    }
+    return request.authorizationErrorsFatal ? result : { ...result, unauthorized };
+  });
+}
+
+/** The users `principals` names (ids or emails), active and of the caller's realm; else `No such user`. */
+async function resolvePrincipals(
+  tx: Prisma.TransactionClient,
+  user: AuthedUser,
+  principals: readonly (number | string)[] | undefined,
+): Promise<number[]> {
+  if (principals === undefined) return [user.id];
+  const ids: number[] = [];
+  for (const principal of principals) {
+    const found = await tx.user.findFirst({
+      where: {
+        realm_id: user.realm_id,
+        is_active: true,
+        ...(typeof principal === "number"
+          ? { id: principal }
+          : { email: { equals: principal, mode: "insensitive" } }),
+      },
+      select: { id: true },
+    });
+    if (found === null) throw new JsonableError("No such user");
+    if (!ids.includes(found.id)) ids.push(found.id);
+  }
+  return ids;
+}
+
+async function findByName(
+  tx: Prisma.TransactionClient,
+  realmId: number,
+  name: string,
+): Promise<Channel | null> {
+  const rows = await tx.$queryRaw<{ id: number }[]>`
+    SELECT id FROM channels WHERE realm_id = ${realmId} AND lower(name) = lower(${name})`;
+  const id = rows[0]?.id;
+  return id === undefined ? null : tx.channel.findUnique({ where: { id } });
+}
+
+async function maySubscribe(
+  tx: Prisma.TransactionClient,
+  user: AuthedUser,
+  channel: Channel,
+  targets: readonly number[],
+): Promise<boolean> {
+  if (isAdministrator(user.role)) return true;
+  const inGroup = async (groupId: number | null) =>
+    groupId !== null && (await isGroupMember(tx, groupId, user.id, false));
+  const others = targets.some((id) => id !== user.id);
+  if (others) {
+    const realm = await tx.realm.findUniqueOrThrow({ where: { id: user.realm_id } });
+    return (
+      (await inGroup(channel.can_add_subscribers_group_id)) ||
+      (await inGroup(channel.can_administer_channel_group_id)) ||
+      (!channel.invite_only &&
+        !isGuest(user.role) &&
+        (await inGroup(realm.can_add_subscribers_group_id)))
+    );
+  }
+  if (!channel.invite_only && !isGuest(user.role)) return true;
+  return (
+    (await inGroup(channel.can_subscribe_group_id)) ||
+    (await inGroup(channel.can_add_subscribers_group_id)) ||
+    (await inGroup(channel.can_administer_channel_group_id))
+  );
+}

@@ -1,0 +1,68 @@
+import { createHash } from "node:crypto";
+import type { CustomProfileFieldValue, User } from "../gen/prisma/client";
+import { isAdministrator, isGuest, isOwner } from "../lib/roles";
+
+/** A user as GET /users and GET /users/me describe one (Zulip's user dictionary). */
+export interface UserView {
+  avatar_url: string | null;
+  avatar_version: number;
+  email: string;
+  full_name: string;
+  is_admin: boolean;
+  is_owner: boolean;
+  role: number;
+  is_guest: boolean;
+  is_bot: boolean;
+  is_active: boolean;
+  timezone: string;
+  date_joined: string;
+  user_id: number;
+  delivery_email: string | null;
+  bot_type?: number | null;
+  bot_owner_id?: number | null;
+  profile_data?: Record<string, { value: string; rendered_value: string | null }>;
+}
+
+/** The Gravatar URL of an address (what clients compute themselves under `client_gravatar`). */
+export function gravatarUrl(email: string): string {
+  const hash = createHash("md5").update(email.toLowerCase()).digest("hex");
+  return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=1`;
+}
+
+/**
+ * The wire form of `user`: `delivery_email` only when `showDeliveryEmail`
+ * (administrators, and the user themself), `avatar_url` null under
+ * `clientGravatar`, bot fields for bots, and profile data when loaded.
+ */
+export function userView(
+  user: User & { custom_profile_values?: CustomProfileFieldValue[] },
+  options: { showDeliveryEmail: boolean; clientGravatar: boolean },
+): UserView {
+  return {
+    avatar_url: options.clientGravatar ? null : gravatarUrl(user.delivery_email),
+    avatar_version: 1,
+    email: user.email,
+    full_name: user.full_name,
+    is_admin: isAdministrator(user.role),
+    is_owner: isOwner(user.role),
+    role: user.role,
+    is_guest: isGuest(user.role),
+    is_bot: user.is_bot,
+    is_active: user.is_active,
+    timezone: user.timezone,
+    date_joined: user.date_joined.toISOString(),
+    user_id: user.id,
+    delivery_email: options.showDeliveryEmail ? user.delivery_email : null,
+    ...(user.is_bot ? { bot_type: user.bot_type, bot_owner_id: user.bot_owner_id } : {}),
+    ...(user.custom_profile_values === undefined
+      ? {}
+      : {
+          profile_data: Object.fromEntries(
+            user.custom_profile_values.map((v) => [
+              String(v.field_id),
+              { value: v.value, rendered_value: v.rendered_value },
+            ]),
+          ),
+        }),
+  };
+}
