@@ -59,6 +59,11 @@ function dispatcher(services: Services, api: Api): RequestHandler {
     if (user !== undefined) checkAccess(operation.access, user);
     const fields = collectFields(req);
     const { values, read } = readParams(operation.params, fields);
+    // Aborts when the client goes away before the answer (a long-poll stops waiting).
+    const gone = new AbortController();
+    res.on("close", () => {
+      if (!res.writableFinished) gone.abort();
+    });
     const data = await operation.handler({
       realm: context.realm,
       ...(user === undefined ? {} : { user }),
@@ -69,6 +74,7 @@ function dispatcher(services: Services, api: Api): RequestHandler {
         ip: req.ip ?? "",
         userAgent: req.headers["user-agent"] ?? "",
         subdomain: context.subdomain,
+        signal: gone.signal,
       },
     });
     const ignored = [...fields.keys()].filter((name) => !read.has(name));

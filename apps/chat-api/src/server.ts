@@ -3,6 +3,7 @@ import { once } from "node:events";
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import { createApp } from "./app";
+import { collectIdleQueues } from "./events/queue";
 import type { Api } from "./lib/typed-endpoint";
 import type { Services } from "./services";
 
@@ -13,6 +14,9 @@ export interface RunningServer {
   /** Stops accepting, lets in-flight requests finish (cut after `graceMs`), then closes everything. */
   stop(graceMs: number): Promise<void>;
 }
+
+/** How often each replica deletes event queues nobody polls any more. */
+const QUEUE_COLLECTION_INTERVAL_MS = 60_000;
 
 /** What Node's HTTP parser refuses before any handler runs, answered in the error envelope. */
 const PARSER_ERRORS: Record<string, [number, string, string]> = {
@@ -48,6 +52,7 @@ export async function startServer(
   options: { host: string; port: number; metricsPort: number; api?: Api; logger?: Logger },
 ): Promise<RunningServer> {
   await services.bus.start();
+  await services.events.start();
   await services.rateLimiter.ready();
   const server = http.createServer(createApp(services, options.api));
   server.on("clientError", answerClientError);
@@ -60,6 +65,16 @@ export async function startServer(
       res.writeHead(200, { "content-type": services.metrics.registry.contentType }).end(text);
     });
   });
+  const collector = setInterval(() => {
+    collectIdleQueues(services.db.prisma, services.config.CHAT_EVENT_QUEUE_TIMEOUT_SECONDS * 1000)
+      .then((count) => {
+        if (count > 0) services.logger.info({ count }, "collected idle event queues");
+      })
+      .catch((error: unknown) => {
+        services.logger.warn({ err: error }, "could not collect idle event queues");
+      });
+  }, QUEUE_COLLECTION_INTERVAL_MS);
+  collector.unref();
   server.listen(options.port, options.host);
   metricsServer.listen(options.metricsPort, options.host);
   await Promise.all([once(server, "listening"), once(metricsServer, "listening")]);
@@ -67,7 +82,10 @@ export async function startServer(
     server,
     metricsServer,
     async stop(graceMs) {
+      clearInterval(collector);
       const closed = new Promise((resolve) => server.close(resolve));
+      // Waiting long-polls answer now, so they do not hold the shutdown.
+      await services.events.stop();
       server.closeIdleConnections();
       const cut = setTimeout(() => server.closeAllConnections(), graceMs);
       cut.unref();

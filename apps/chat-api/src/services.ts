@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { Database } from "./db/database";
+import { EventHub } from "./events/hub";
 import { AuthCache } from "./lib/auth";
 import { CacheBus } from "./lib/cache-bus";
 import type { Config } from "./lib/config";
@@ -17,6 +18,7 @@ export interface Services {
   auth: AuthCache;
   bus: CacheBus;
   rateLimiter: RateLimiter;
+  events: EventHub;
 }
 
 /** Builds the services over an open database; call `bus.start()` to hear other replicas. */
@@ -46,5 +48,6 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     auth,
     bus,
     rateLimiter,
+    events: new EventHub(db.sql, logger),
   };
 }

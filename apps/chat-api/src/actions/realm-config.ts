@@ -221,3 +221,32 @@ export async function doCreateProfileField(
     throw isUniqueViolation(error) ? duplicate : error;
   }
 }
+
+/** The realm's linkifiers in their order, as GET /realm/linkifiers and the events describe them. */
+export async function listLinkifiers(prisma: Prisma.TransactionClient, realmId: number) {
+  const rows = await prisma.linkifier.findMany({
+    where: { realm_id: realmId },
+    orderBy: [{ order: "asc" }, { id: "asc" }],
+  });
+  return rows.map((r) => ({ pattern: r.pattern, url_template: r.url_template, id: r.id }));
+}
+
+/** The realm's custom profile fields in their order, as GET /realm/profile_fields and the events describe them. */
+export async function listProfileFields(prisma: Prisma.TransactionClient, realmId: number) {
+  const rows = await prisma.customProfileField.findMany({
+    where: { realm_id: realmId },
+    orderBy: [{ order: "asc" }, { id: "asc" }],
+  });
+  return rows.map((f) => ({
+    id: f.id,
+    name: f.name,
+    type: f.field_type,
+    hint: f.hint,
+    field_data: f.field_data,
+    order: f.order,
+    // Zulip sends this key only when it is true.
+    ...(f.display_in_profile_summary ? { display_in_profile_summary: true } : {}),
+    required: f.required,
+    editable_by_user: f.editable_by_user,
+  }));
+}

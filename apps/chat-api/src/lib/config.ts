@@ -76,6 +76,10 @@ const schema = z.object({
       ),
     )
     .optional(),
+  /** A waiting GET /events answers with a heartbeat event after this long without events. */
+  CHAT_EVENT_HEARTBEAT_SECONDS: z.coerce.number().positive().default(50),
+  /** An event queue nobody has polled for this long is deleted. */
+  CHAT_EVENT_QUEUE_TIMEOUT_SECONDS: z.coerce.number().positive().default(600),
   /** On SIGTERM, how long in-flight requests may run before connections are cut. */
   CHAT_SHUTDOWN_GRACE_SECONDS: z.coerce.number().positive().default(25),
 });

@@ -255,21 +255,29 @@ export function bool(): Param<boolean> {
  */
 export function json<S extends z.ZodType>(schema: S): Param<z.output<S>> {
   return Param.of(
-    (raw, name) => {
-      const result = schema.safeParse(parseJson(raw, name), { reportInput: true });
-      if (!result.success) {
-        const [issue] = result.error.issues;
-        throw new JsonableError(
-          issue === undefined ? `Invalid ${name}` : describeIssue(name, issue),
-        );
-      }
-      // After the schema, so that an operation's own message about NUL comes first.
-      checkNoNul(result.data, name);
-      return result.data;
-    },
+    (raw, name) => parseJsonValue(schema, raw, name),
     z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }),
     true,
   );
+}
+
+/**
+ * What {@link json} does with a field's text, for handlers that must check
+ * other things first (then declare the field `str({ ownNulCheck: true })`).
+ */
+export function parseJsonValue<S extends z.ZodType>(
+  schema: S,
+  raw: string,
+  name: string,
+): z.output<S> {
+  const result = schema.safeParse(parseJson(raw, name), { reportInput: true });
+  if (!result.success) {
+    const [issue] = result.error.issues;
+    throw new JsonableError(issue === undefined ? `Invalid ${name}` : describeIssue(name, issue));
+  }
+  // After the schema, so that an operation's own message about NUL comes first.
+  checkNoNul(result.data, name);
+  return result.data;
 }
 
 /** A path segment that must be a non-negative 32-bit integer; anything else is an unknown path. */

@@ -40,6 +40,8 @@ export interface RequestInfo {
   userAgent: string;
   /** The request's subdomain, even when no realm has it. */
   subdomain: string;
+  /** Aborted when the client disconnects before the answer. */
+  signal: AbortSignal;
 }
 
 interface BaseContext<Path, Params> {

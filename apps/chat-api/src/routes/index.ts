@@ -3,6 +3,9 @@ import type { Services } from "../services";
 import { botRoutes } from "./bots";
 import { channelFolderRoutes } from "./channel-folders";
 import { channelRoutes } from "./channels";
+import { draftRoutes } from "./drafts";
+import { eventRoutes } from "./events";
+import { presenceRoutes } from "./presence";
 import { openApiRoutes } from "./openapi";
 import { realmRoutes } from "./realm";
 import { serverRoutes } from "./server";
@@ -22,6 +25,9 @@ export function buildApi(services: Services): Api {
   channelRoutes(api, services);
   channelFolderRoutes(api, services);
   realmRoutes(api, services);
+  eventRoutes(api, services);
+  draftRoutes(api, services);
+  presenceRoutes(api, services);
   openApiRoutes(api, services);
   return api;
 }

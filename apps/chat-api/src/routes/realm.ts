@@ -1,6 +1,12 @@
 import { z } from "zod";
 import { doReorderLinkifiers, doReorderProfileFields } from "../actions/realm-order";
-import { doAddLinkifier, doCreateProfileField, doRemoveLinkifier } from "../actions/realm-config";
+import {
+  doAddLinkifier,
+  doCreateProfileField,
+  doRemoveLinkifier,
+  listLinkifiers,
+  listProfileFields,
+} from "../actions/realm-config";
 import { bool, int, json, str } from "../lib/params";
 import type { Api } from "../lib/typed-endpoint";
 import type { Services } from "../services";
@@ -18,19 +24,7 @@ export function realmRoutes(api: Api, { db }: Services): void {
       tag: "server_and_organizations",
       params: {},
     },
-    async ({ realm }) => {
-      const rows = await db.prisma.linkifier.findMany({
-        where: { realm_id: realm.id },
-        orderBy: [{ order: "asc" }, { id: "asc" }],
-      });
-      return {
-        linkifiers: rows.map((r) => ({
-          pattern: r.pattern,
-          url_template: r.url_template,
-          id: r.id,
-        })),
-      };
-    },
+    async ({ realm }) => ({ linkifiers: await listLinkifiers(db.prisma, realm.id) }),
   );
 
   api.user(
@@ -127,26 +121,7 @@ export function realmRoutes(api: Api, { db }: Services): void {
       tag: "server_and_organizations",
       params: {},
     },
-    async ({ realm }) => {
-      const rows = await db.prisma.customProfileField.findMany({
-        where: { realm_id: realm.id },
-        orderBy: [{ order: "asc" }, { id: "asc" }],
-      });
-      return {
-        custom_fields: rows.map((f) => ({
-          id: f.id,
-          name: f.name,
-          type: f.field_type,
-          hint: f.hint,
-          field_data: f.field_data,
-          order: f.order,
-          // Zulip sends this key only when it is true.
-          ...(f.display_in_profile_summary ? { display_in_profile_summary: true } : {}),
-          required: f.required,
-          editable_by_user: f.editable_by_user,
-        })),
-      };
-    },
+    async ({ realm }) => ({ custom_fields: await listProfileFields(db.prisma, realm.id) }),
   );
 
   api.user(

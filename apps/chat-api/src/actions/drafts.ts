@@ -1,0 +1,156 @@
+import { JsonableError } from "@repo/envelope";
+import { z } from "zod";
+import type { Draft, DraftType, Prisma, PrismaClient } from "../gen/prisma/client";
+import { sendEvent } from "../events/queue";
+import type { AuthedUser } from "../lib/auth";
+import { parseJsonValue } from "../lib/params";
+import { accessChannelById } from "./channels";
+
+/** `max_topic_length`: a channel draft's topic is cut to it, as Zulip does. */
+const MAX_TOPIC_LENGTH = 60;
+
+/** A Draft object as clients send it: exactly the keys of the spec's Draft object. */
+export const draftSchema = z
+  .object({
+    type: z.enum(["", "stream", "private"]),
+    to: z.array(z.int()),
+    topic: z.string().refine((t) => !t.includes("\u0000"), "Topic must not contain null bytes"),
+    content: z.string().refine((c) => !c.includes("\u0000"), "Message must not contain null bytes"),
+    timestamp: z.number().optional(),
+  })
+  .strict();
+
+/** One or more drafts (POST /drafts). */
+export const draftListSchema = z.array(draftSchema);
+
+/** A parsed Draft object. */
+export type DraftInput = z.output<typeof draftSchema>;
+
+/** A draft on the wire. */
+export function draftView(draft: Draft) {
+  return {
+    id: draft.id,
+    type: draft.type === "unaddressed" ? "" : draft.type,
+    to: draft.to,
+    topic: draft.topic,
+    content: draft.content,
+    timestamp: Math.floor(draft.last_edit_time.getTime() / 1000),
+  };
+}
+
+/** The user's draft-sync setting off: every draft operation refuses (checked first). */
+export async function checkDraftSync(prisma: Prisma.TransactionClient, userId: number) {
+  const user = await prisma.user.findUniqueOrThrow({
+    where: { id: userId },
+    select: { enable_drafts_synchronization: true },
+  });
+  if (!user.enable_drafts_synchronization)
+    throw new JsonableError("User has disabled synchronizing drafts.");
+}
+
+/** Parses a `draft` field's JSON text (after the checks that come before it). */
+export function parseDraft(raw: string): DraftInput {
+  return parseJsonValue(draftSchema, raw, "draft");
+}
+
+/**
+ * The columns of a valid draft, with Zulip's rules and messages: content
+ * trimmed and not empty; a channel draft names exactly one channel the user
+ * can access and its topic is cut to 60 characters; a direct-message draft
+ * names users of the realm; an unaddressed one keeps no recipients or topic;
+ * the timestamp is not negative (now when absent).
+ */
+async function validDraft(prisma: PrismaClient, user: AuthedUser, draft: DraftInput) {
+  const content = draft.content.trim();
+  if (content === "") throw new JsonableError("Message must not be empty");
+  if (draft.timestamp !== undefined && draft.timestamp < 0)
+    throw new JsonableError("Timestamp must not be negative.");
+  const lastEdit = draft.timestamp === undefined ? new Date() : new Date(draft.timestamp * 1000);
+  if (Number.isNaN(lastEdit.getTime())) throw new JsonableError("Invalid timestamp");
+  let type: DraftType = "unaddressed";
+  let to: number[] = [];
+  let topic = "";
+  if (draft.type === "stream") {
+    const [channelId] = draft.to;
+    if (channelId === undefined || draft.to.length !== 1)
+      throw new JsonableError("Must specify exactly 1 channel ID for channel messages");
+    await accessChannelById(prisma, user, channelId);
+    type = "stream";
+    to = [channelId];
+    topic = Array.from(draft.topic).slice(0, MAX_TOPIC_LENGTH).join("");
+  } else if (draft.type === "private") {
+    to = [...new Set(draft.to)];
+    const found = await prisma.user.findMany({
+      where: { id: { in: to }, realm_id: user.realm_id, is_active: true },
+      select: { id: true },
+    });
+    const unknown = to.find((id) => !found.some((u) => u.id === id));
+    if (unknown !== undefined) throw new JsonableError(`Invalid user ID ${unknown}`);
+    type = "private";
+  }
+  return { type, to, topic, content, last_edit_time: lastEdit };
+}
+
+/** Creates drafts (all or none) and sends `drafts`/`add`; returns their ids. */
+export async function doCreateDrafts(
+  prisma: PrismaClient,
+  user: AuthedUser,
+  drafts: readonly DraftInput[],
+): Promise<number[]> {
+  await checkDraftSync(prisma, user.id);
+  const rows: Awaited<ReturnType<typeof validDraft>>[] = [];
+  for (const draft of drafts) rows.push(await validDraft(prisma, user, draft));
+  return prisma.$transaction(async (tx) => {
+    const created: Draft[] = [];
+    for (const row of rows)
+      created.push(await tx.draft.create({ data: { ...row, user_id: user.id } }));
+    await sendEvent(tx, [user.id], { type: "drafts", op: "add", drafts: created.map(draftView) });
+    return created.map((d) => d.id);
+  });
+}
+
+async function ownDraft(prisma: Prisma.TransactionClient, userId: number, draftId: number) {
+  const draft = await prisma.draft.findFirst({ where: { id: draftId, user_id: userId } });
+  if (draft === null) throw new JsonableError("Draft does not exist", "BAD_REQUEST", 404);
+  return draft;
+}
+
+/** PATCH /drafts/{id}: sync setting, then the draft's existence, then its content; sends `drafts`/`update`. */
+export async function doEditDraft(
+  prisma: PrismaClient,
+  user: AuthedUser,
+  draftId: number,
+  raw: string,
+): Promise<void> {
+  await checkDraftSync(prisma, user.id);
+  await ownDraft(prisma, user.id, draftId);
+  const row = await validDraft(prisma, user, parseDraft(raw));
+  await prisma.$transaction(async (tx) => {
+    await ownDraft(tx, user.id, draftId);
+    const draft = await tx.draft.update({ where: { id: draftId }, data: row });
+    await sendEvent(tx, [user.id], { type: "drafts", op: "update", draft: draftView(draft) });
+  });
+}
+
+/** DELETE /drafts/{id}; sends `drafts`/`remove`. */
+export async function doDeleteDraft(
+  prisma: PrismaClient,
+  user: AuthedUser,
+  draftId: number,
+): Promise<void> {
+  await checkDraftSync(prisma, user.id);
+  await prisma.$transaction(async (tx) => {
+    await ownDraft(tx, user.id, draftId);
+    await tx.draft.delete({ where: { id: draftId } });
+    await sendEvent(tx, [user.id], { type: "drafts", op: "remove", draft_id: draftId });
+  });
+}
+
+/** The user's drafts, newest edit first (GET /drafts and POST /register). */
+export async function listDrafts(prisma: Prisma.TransactionClient, userId: number) {
+  const drafts = await prisma.draft.findMany({
+    where: { user_id: userId },
+    orderBy: [{ last_edit_time: "desc" }, { id: "desc" }],
+  });
+  return drafts.map(draftView);
+}

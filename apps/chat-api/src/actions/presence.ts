@@ -1,0 +1,138 @@
+import type { Presence, Prisma, PrismaClient } from "../gen/prisma/client";
+import { realmAudience, sendEvent } from "../events/queue";
+import type { AuthedUser } from "../lib/auth";
+import { isGroupMember } from "./user-groups";
+
+/** Presence older than this is not reported (Zulip's default history). */
+export const PRESENCE_HISTORY_DAYS = 14;
+
+/** A client silent for this long counts as offline; coming back is a change others hear of. */
+const OFFLINE_THRESHOLD_MS = 140_000;
+
+/** Unix seconds. */
+const seconds = (date: Date): number => Math.floor(date.getTime() / 1000);
+
+/** The status a user last sent: active when their last report was "active". */
+export function presenceStatus(p: Presence): "active" | "idle" {
+  return p.last_active_time !== null && p.last_active_time >= p.last_connected_time
+    ? "active"
+    : "idle";
+}
+
+/** The legacy (spec) form of one user's presence: `website` and `aggregated`. */
+export function legacyPresence(p: Presence) {
+  const entry = {
+    client: "website",
+    status: presenceStatus(p),
+    timestamp: seconds(p.last_connected_time),
+  };
+  return { website: { ...entry, pushable: false }, aggregated: entry };
+}
+
+/** The modern form (`last_update_id` clients): the last active and idle times. */
+export function modernPresence(p: Presence) {
+  return {
+    active_timestamp: p.last_active_time === null ? 0 : seconds(p.last_active_time),
+    idle_timestamp: seconds(p.last_connected_time),
+  };
+}
+
+/**
+ * Records the caller's presence (`active` updates both times, `idle` only the
+ * connection time) with a new update number, in one transaction; when the
+ * status changed or the user was offline, the realm hears a `presence` event.
+ */
+export async function doUpdatePresence(
+  prisma: PrismaClient,
+  user: AuthedUser,
+  status: "active" | "idle",
+): Promise<void> {
+  await prisma.$transaction(async (tx) => {
+    const now = new Date();
+    const before = await tx.presence.findUnique({ where: { user_id: user.id } });
+    const [{ id: updateId } = { id: 0 }] = await tx.$queryRaw<
+      { id: number }[]
+    >`SELECT nextval('presence_update_id_seq')::int AS id`;
+    const activeTime = status === "active" ? now : (before?.last_active_time ?? null);
+    const after = await tx.presence.upsert({
+      where: { user_id: user.id },
+      create: {
+        user_id: user.id,
+        realm_id: user.realm_id,
+        last_connected_time: now,
+        last_active_time: activeTime,
+        last_update_id: updateId,
+      },
+      update: { last_connected_time: now, last_active_time: activeTime, last_update_id: updateId },
+    });
+    const changed =
+      before === null ||
+      presenceStatus(before) !== status ||
+      now.getTime() - before.last_connected_time.getTime() > OFFLINE_THRESHOLD_MS;
+    if (!changed) return;
+    await sendEvent(tx, await realmAudience(tx, user.realm_id), {
+      type: "presence",
+      user_id: user.id,
+      email: user.email,
+      server_timestamp: now.getTime() / 1000,
+      presence: { website: legacyPresence(after).website },
+    });
+  });
+}
+
+/** Which presence rows a viewer gets. */
+export interface PresenceQuery {
+  /** CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE: only users the viewer can access. */
+  limitToAccessible: boolean;
+  /** Only changes numbered after this (modern clients). */
+  afterUpdateId?: number;
+  historyDays?: number;
+}
+
+/**
+ * The realm's presence rows a viewer may see: users seen in the history
+ * window, without bots and deactivated users; with the server setting on, a
+ * viewer outside the realm's `can_access_all_users_group` sees only the users
+ * they share a channel with, and themself.
+ */
+export async function realmPresences(
+  prisma: Prisma.TransactionClient,
+  viewer: AuthedUser,
+  query: PresenceQuery,
+): Promise<(Presence & { user: { email: string } })[]> {
+  const since = new Date(Date.now() - (query.historyDays ?? PRESENCE_HISTORY_DAYS) * 86_400_000);
+  const rows = await prisma.presence.findMany({
+    where: {
+      realm_id: viewer.realm_id,
+      last_connected_time: { gte: since },
+      user: { is_active: true, is_bot: false },
+      ...(query.afterUpdateId === undefined ? {} : { last_update_id: { gt: query.afterUpdateId } }),
+    },
+    include: { user: { select: { email: true } } },
+    orderBy: { user_id: "asc" },
+  });
+  if (!query.limitToAccessible) return rows;
+  const realm = await prisma.realm.findUniqueOrThrow({ where: { id: viewer.realm_id } });
+  const all =
+    realm.can_access_all_users_group_id !== null &&
+    (await isGroupMember(prisma, realm.can_access_all_users_group_id, viewer.id, false));
+  if (all) return rows;
+  const shared = await prisma.$queryRaw<{ user_id: number }[]>`
+    SELECT DISTINCT other.user_id FROM subscriptions mine
+    JOIN subscriptions other ON other.channel_id = mine.channel_id AND other.active
+    WHERE mine.user_id = ${viewer.id} AND mine.active`;
+  const accessible = new Set([viewer.id, ...shared.map((s) => s.user_id)]);
+  return rows.filter((row) => accessible.has(row.user_id));
+}
+
+/** The newest presence update number of the realm (`presence_last_update_id`). */
+export async function lastPresenceUpdateId(
+  prisma: Prisma.TransactionClient,
+  realmId: number,
+): Promise<number> {
+  const row = await prisma.presence.aggregate({
+    where: { realm_id: realmId },
+    _max: { last_update_id: true },
+  });
+  return row._max.last_update_id ?? -1;
+}

@@ -1,0 +1,171 @@
+import { randomUUID } from "node:crypto";
+import { ErrorCode, JsonableError } from "@repo/envelope";
+import type { Prisma, PrismaClient } from "../gen/prisma/client";
+import { EVENTS_CHANNEL, type EventHub } from "./hub";
+
+/** An event as clients receive it (`id` is added per queue when it is read). */
+export interface ChatEvent {
+  type: string;
+  [field: string]: unknown;
+}
+
+/**
+ * Writes `event` to every queue of `userIds` that asked for its type, inside
+ * the transaction `tx` that makes the change it describes: the change and
+ * its events commit together or not at all. Each queue numbers its events
+ * (its `last_event_id` counter, row-locked by the UPDATE); the NOTIFY of each
+ * queue id goes out on commit and wakes its long-polls on every replica.
+ */
+export async function sendEvent(
+  tx: Prisma.TransactionClient,
+  userIds: readonly number[],
+  event: ChatEvent,
+): Promise<void> {
+  if (userIds.length === 0) return;
+  await tx.$executeRaw`
+    WITH queues AS (
+      UPDATE event_queues SET last_event_id = last_event_id + 1
+      WHERE user_id = ANY(${[...userIds]}::int[])
+        AND (all_event_types OR ${event.type} = ANY(event_types))
+      RETURNING id, last_event_id
+    ), written AS (
+      INSERT INTO events (queue_id, id, payload)
+      SELECT id, last_event_id, ${JSON.stringify(event)}::jsonb FROM queues
+      RETURNING queue_id
+    )
+    SELECT pg_notify(${EVENTS_CHANNEL}, queue_id) FROM written`;
+}
+
+/** The active users of a realm: the audience of realm-wide events. */
+export async function realmAudience(
+  tx: Prisma.TransactionClient,
+  realmId: number,
+): Promise<number[]> {
+  const rows = await tx.user.findMany({
+    where: { realm_id: realmId, is_active: true },
+    select: { id: true },
+  });
+  return rows.map((r) => r.id);
+}
+
+/** `BAD_EVENT_QUEUE_ID` for `queueId` (unknown, another user's, deleted or collected). */
+export function badQueue(queueId: string): JsonableError {
+  return new JsonableError(`Bad event queue ID: ${queueId}`, ErrorCode.BAD_EVENT_QUEUE_ID, 400, {
+    queue_id: queueId,
+  });
+}
+
+/** Options of a new queue (what POST /register asked for). */
+export interface NewQueue {
+  /** Event types to receive; undefined = all. */
+  eventTypes: readonly string[] | undefined;
+  options: Prisma.InputJsonObject;
+}
+
+/** Creates an event queue for `user`; returns its id. */
+export async function createQueue(
+  prisma: PrismaClient,
+  user: { id: number; realm_id: number },
+  queue: NewQueue,
+): Promise<string> {
+  const id = randomUUID();
+  await prisma.eventQueue.create({
+    data: {
+      id,
+      user_id: user.id,
+      realm_id: user.realm_id,
+      event_types: [...(queue.eventTypes ?? [])],
+      all_event_types: queue.eventTypes === undefined,
+      options: queue.options,
+    },
+  });
+  return id;
+}
+
+/** Deletes one of `userId`'s queues; else `BAD_EVENT_QUEUE_ID`. */
+export async function deleteQueue(
+  prisma: PrismaClient,
+  userId: number,
+  queueId: string,
+): Promise<void> {
+  const { count } = await prisma.eventQueue.deleteMany({
+    where: { id: queueId, user_id: userId },
+  });
+  if (count === 0) throw badQueue(queueId);
+}
+
+/** What GET /events waits with. */
+export interface Poll {
+  queueId: string;
+  /** Events up to this id are acknowledged (and deleted); undefined = none. */
+  lastEventId: number | undefined;
+  dontBlock: boolean;
+  heartbeatMs: number;
+  /** Aborts when the client goes away. */
+  signal?: AbortSignal;
+}
+
+/**
+ * GET /events: discards the acknowledged events, then answers the newer ones
+ * at once, or waits for some (woken through the {@link EventHub}); after
+ * `heartbeatMs` without any, writes and answers a heartbeat event.
+ */
+export async function pollEvents(
+  prisma: PrismaClient,
+  hub: EventHub,
+  userId: number,
+  poll: Poll,
+): Promise<ChatEvent[]> {
+  const { queueId } = poll;
+  const after = poll.lastEventId ?? -1;
+  const touched = await prisma.eventQueue.updateMany({
+    where: { id: queueId, user_id: userId },
+    data: { last_poll_time: new Date() },
+  });
+  if (touched.count === 0) throw badQueue(queueId);
+  if (poll.lastEventId !== undefined) {
+    await prisma.event.deleteMany({ where: { queue_id: queueId, id: { lte: poll.lastEventId } } });
+  }
+  const read = async (): Promise<ChatEvent[]> => {
+    const rows = await prisma.event.findMany({
+      where: { queue_id: queueId, id: { gt: after } },
+      orderBy: { id: "asc" },
+    });
+    return rows.map((row) => ({ ...(row.payload as ChatEvent), id: row.id }));
+  };
+  const deadline = Date.now() + poll.heartbeatMs;
+  for (;;) {
+    const watch = hub.watch(queueId);
+    const events = await read();
+    if (events.length > 0 || poll.dontBlock) {
+      watch.cancel();
+      return events;
+    }
+    const remaining = deadline - Date.now();
+    const woken = remaining > 0 && (await watch.until(remaining, poll.signal));
+    if (woken) continue;
+    watch.cancel();
+    if (poll.signal?.aborted === true || hub.stopping) return [];
+    await prisma.$transaction(async (tx) => {
+      const queue = await tx.eventQueue.findFirst({ where: { id: queueId, user_id: userId } });
+      if (queue === null) throw badQueue(queueId);
+      await tx.eventQueue.update({ where: { id: queueId }, data: { last_poll_time: new Date() } });
+      await tx.$executeRaw`
+        WITH queue AS (
+          UPDATE event_queues SET last_event_id = last_event_id + 1 WHERE id = ${queueId}
+          RETURNING id, last_event_id
+        )
+        INSERT INTO events (queue_id, id, payload)
+        SELECT id, last_event_id, '{"type":"heartbeat"}'::jsonb FROM queue`;
+    });
+    return read();
+  }
+}
+
+/** Deletes the queues nobody polled for `timeoutMs`, with their events; returns how many. */
+export async function collectIdleQueues(prisma: PrismaClient, timeoutMs: number): Promise<number> {
+  const { count } = await prisma.eventQueue.deleteMany({
+    where: { last_poll_time: { lt: new Date(Date.now() - timeoutMs) } },
+  });
+  return count;
+}
