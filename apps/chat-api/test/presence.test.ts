@@ -1,0 +1,182 @@
+import { type Cast, type TestServer, apiError, loadCast, startTestServer } from "./support/server";
+import { zulipResponseSchema } from "./support/zulip-schema";
+
+const validateRealmPresence = zulipResponseSchema("subset", "/realm/presence", "get");
+const validateUpdate = zulipResponseSchema("companions", "/users/me/presence", "post");
+const validateEvents = zulipResponseSchema("companions", "/events", "get");
+
+const PEOPLE = ["iago", "hamlet", "othello", "cordelia", "polonius", "hamlet-bot"];
+
+describe("presence", () => {
+  let server: TestServer;
+  let cast: Cast;
+  const as = (who: string) => cast.as(who);
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    cast = await loadCast(server, PEOPLE);
+  });
+
+  afterAll(() => server.close());
+
+  const report = (who: string, form: Record<string, unknown>) =>
+    server.call("POST", "/api/v1/users/me/presence", { ...as(who), form });
+
+  it("records active and idle, reported as last sent, keyed by email", async () => {
+    const before = Math.floor(Date.now() / 1000);
+    const hamlet = await report("hamlet", { status: "active" });
+    expect(hamlet.status).toBe(200);
+    expect(validateUpdate(hamlet.body)).toEqual([]);
+    await report("othello", { status: "idle" });
+    const reply = await server.call("GET", "/api/v1/realm/presence", as("cordelia"));
+    expect(validateRealmPresence(reply.body)).toEqual([]);
+    const presences = reply.body.presences as Record<
+      string,
+      Record<string, Record<string, unknown>>
+    >;
+    expect(Object.keys(presences).sort()).toEqual(["hamlet@example.com", "othello@example.com"]);
+    expect(presences["hamlet@example.com"]?.website).toMatchObject({
+      client: "website",
+      status: "active",
+      pushable: false,
+    });
+    expect(presences["othello@example.com"]?.aggregated).toMatchObject({
+      client: "website",
+      status: "idle",
+    });
+    expect(presences["othello@example.com"]?.aggregated).not.toHaveProperty("pushable");
+    expect(presences["hamlet@example.com"]?.website?.timestamp).toBeGreaterThanOrEqual(before);
+    expect(typeof reply.body.server_timestamp).toBe("number");
+  });
+
+  it("leaves out bots, deactivated users and users not seen for 14 days", async () => {
+    await report("cordelia", { status: "active" });
+    await server.db.prisma.presence.create({
+      data: {
+        user_id: cast.id("hamlet-bot"),
+        realm_id: (await server.db.prisma.realm.findFirstOrThrow()).id,
+        last_connected_time: new Date(),
+        last_active_time: new Date(),
+      },
+    });
+    await server.db.prisma.presence.update({
+      where: { user_id: cast.id("cordelia") },
+      data: { last_connected_time: new Date(Date.now() - 15 * 86_400_000) },
+    });
+    await report("iago", { status: "active" });
+    await server.db.prisma.user.update({
+      where: { id: cast.id("iago") },
+      data: { is_active: false },
+    });
+    try {
+      const reply = await server.call("GET", "/api/v1/realm/presence", as("hamlet"));
+      expect(Object.keys(reply.body.presences as object).sort()).toEqual([
+        "hamlet@example.com",
+        "othello@example.com",
+      ]);
+    } finally {
+      await server.db.prisma.user.update({
+        where: { id: cast.id("iago") },
+        data: { is_active: true },
+      });
+    }
+  });
+
+  it("answers the modern format with last_update_id, and only newer changes", async () => {
+    const first = await report("hamlet", { status: "active", last_update_id: -1 });
+    expect(validateUpdate(first.body)).toEqual([]);
+    const lastId = first.body.presence_last_update_id as number;
+    expect(lastId).toBeGreaterThan(0);
+    const presences = first.body.presences as Record<string, Record<string, number>>;
+    expect(presences[String(cast.id("hamlet"))]).toEqual({
+      active_timestamp: expect.any(Number) as number,
+      idle_timestamp: expect.any(Number) as number,
+    });
+    await report("othello", { status: "active" });
+    const next = await report("hamlet", { status: "active", last_update_id: lastId });
+    expect(Object.keys(next.body.presences as object).sort()).toEqual(
+      [String(cast.id("hamlet")), String(cast.id("othello"))].sort(),
+    );
+  });
+
+  it("sends a presence event to the realm when a status changes", async () => {
+    const queue = (
+      await server.call("POST", "/api/v1/register", {
+        ...as("cordelia"),
+        form: { event_types: ["presence"] },
+      })
+    ).body.queue_id as string;
+    await report("othello", { status: "idle" });
+    await report("othello", { status: "idle" });
+    const reply = await server.call("GET", "/api/v1/events", {
+      ...as("cordelia"),
+      query: { queue_id: queue, dont_block: true },
+    });
+    expect(validateEvents(reply.body)).toEqual([]);
+    expect(reply.body.events).toMatchObject([
+      {
+        type: "presence",
+        user_id: cast.id("othello"),
+        email: "othello@example.com",
+        presence: { website: { client: "website", status: "idle", pushable: false } },
+      },
+    ]);
+  });
+
+  it("refuses a bad status and bots", async () => {
+    expect((await report("hamlet", { status: "away" })).body).toEqual(apiError("Invalid status"));
+    expect((await report("hamlet", {})).body).toMatchObject({
+      code: "REQUEST_VARIABLE_MISSING",
+      msg: "Missing 'status' argument",
+    });
+    expect((await report("hamlet-bot", { status: "active" })).body).toEqual(
+      apiError("This endpoint does not accept bot requests."),
+    );
+  });
+});
+
+describe("presence limited to accessible users (CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE)", () => {
+  let server: TestServer;
+  let cast: Cast;
+
+  beforeAll(async () => {
+    server = await startTestServer({
+      env: { CHAT_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE: "true" },
+    });
+    cast = await loadCast(server, PEOPLE);
+    const realm = await server.db.prisma.realm.findFirstOrThrow();
+    const members = await server.db.prisma.userGroup.findFirstOrThrow({
+      where: { realm_id: realm.id, name: "role:members" },
+    });
+    await server.db.prisma.realm.update({
+      where: { id: realm.id },
+      data: { can_access_all_users_group_id: members.id },
+    });
+    // Othello shares no channel with Polonius once he leaves the public ones.
+    await server.db.prisma.subscription.updateMany({
+      where: { user_id: cast.id("othello") },
+      data: { active: false },
+    });
+    for (const who of ["hamlet", "othello", "polonius"])
+      await server.call("POST", "/api/v1/users/me/presence", {
+        ...cast.as(who),
+        form: { status: "active" },
+      });
+  });
+
+  afterAll(() => server.close());
+
+  it("shows a guest only the users they can access; members see everyone", async () => {
+    const guest = await server.call("GET", "/api/v1/realm/presence", cast.as("polonius"));
+    expect(Object.keys(guest.body.presences as object).sort()).toEqual([
+      "hamlet@example.com",
+      "polonius@example.com",
+    ]);
+    const member = await server.call("GET", "/api/v1/realm/presence", cast.as("cordelia"));
+    expect(Object.keys(member.body.presences as object).sort()).toEqual([
+      "hamlet@example.com",
+      "othello@example.com",
+      "polonius@example.com",
+    ]);
+  });
+});
