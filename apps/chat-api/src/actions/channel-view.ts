@@ -1,7 +1,7 @@
 import type { Channel, Prisma, Subscription } from "../gen/prisma/client";
 import { systemGroupIds } from "../db/seed";
 import { type GroupSettingValue, readGroupSettings } from "../lib/group-setting";
-import { CHANNEL_GROUP_SETTINGS, type ChannelGroupSetting } from "./create-channel";
+import { CHANNEL_GROUP_SETTINGS, type ChannelGroupSetting } from "./channel-settings";
 
 /** Zulip's `stream_post_policy` numbers, derived from `can_send_message_group`. */
 const POST_POLICY = {

@@ -1,7 +1,8 @@
 import { JsonableError } from "@repo/envelope";
-import type { Channel, PrismaClient } from "../gen/prisma/client";
+import type { Channel, Prisma, PrismaClient } from "../gen/prisma/client";
+import { type ChatEvent, sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
-import { isAdministrator, isGuest } from "../lib/roles";
+import { Role, isAdministrator, isGuest } from "../lib/roles";
 
 /**
  * Whether `user` can see `channel` (its metadata): administrators see every
@@ -60,40 +61,90 @@ export async function doArchiveChannel(
   if (!isAdministrator(user.role))
     throw new JsonableError("You do not have permission to administer this channel.");
   if (channel.is_archived) throw new JsonableError("Channel is already deactivated");
-  await prisma.channel.update({
-    where: { id: channel.id },
-    data: { is_archived: true, is_default_stream: false },
+  await prisma.$transaction(async (tx) => {
+    await tx.channel.update({
+      where: { id: channel.id },
+      data: { is_archived: true, is_default_stream: false },
+    });
+    await sendEvent(tx, await channelAudience(tx, channel), {
+      type: "stream",
+      op: "delete",
+      streams: [{ stream_id: channel.id }],
+      stream_ids: [channel.id],
+    });
   });
 }
 
-/** Visibility policy 1 (muted), as Zulip numbers them. */
+/** Visibility policies as Zulip numbers them: 0 none (inherit), 1 muted. */
+const INHERIT = 0;
 const MUTED = 1;
 
-/** Mutes a topic (idempotent, feature level 169). */
+/** Mutes a topic (idempotent, feature level 169) and tells the user's clients (`user_topic`). */
 export async function doMuteTopic(
   prisma: PrismaClient,
   userId: number,
   channelId: number,
   topic: string,
 ): Promise<void> {
-  await prisma.$executeRaw`
-    INSERT INTO user_topics (user_id, channel_id, topic_name, visibility_policy, last_updated)
-    VALUES (${userId}, ${channelId}, ${topic}, ${MUTED}, now())
-    ON CONFLICT (user_id, channel_id, lower(topic_name))
-    DO UPDATE SET visibility_policy = ${MUTED}, last_updated = now()`;
+  await prisma.$transaction(async (tx) => {
+    await tx.$executeRaw`
+      INSERT INTO user_topics (user_id, channel_id, topic_name, visibility_policy, last_updated)
+      VALUES (${userId}, ${channelId}, ${topic}, ${MUTED}, now())
+      ON CONFLICT (user_id, channel_id, lower(topic_name))
+      DO UPDATE SET visibility_policy = ${MUTED}, last_updated = now()`;
+    await sendEvent(tx, [userId], userTopicEvent(channelId, topic, MUTED));
+  });
 }
 
-/** Unmutes a topic (idempotent, feature level 169). */
+/** Unmutes a topic (idempotent, feature level 169) and tells the user's clients (`user_topic`). */
 export async function doUnmuteTopic(
   prisma: PrismaClient,
   userId: number,
   channelId: number,
   topic: string,
 ): Promise<void> {
-  await prisma.$executeRaw`
-    DELETE FROM user_topics
-    WHERE user_id = ${userId} AND channel_id = ${channelId} AND lower(topic_name) = lower(${topic})
-      AND visibility_policy = ${MUTED}`;
+  await prisma.$transaction(async (tx) => {
+    await tx.$executeRaw`
+      DELETE FROM user_topics
+      WHERE user_id = ${userId} AND channel_id = ${channelId} AND lower(topic_name) = lower(${topic})
+        AND visibility_policy = ${MUTED}`;
+    await sendEvent(tx, [userId], userTopicEvent(channelId, topic, INHERIT));
+  });
+}
+
+function userTopicEvent(channelId: number, topic: string, policy: number): ChatEvent {
+  return {
+    type: "user_topic",
+    stream_id: channelId,
+    topic_name: topic,
+    last_updated: Math.floor(Date.now() / 1000),
+    visibility_policy: policy,
+  };
+}
+
+/**
+ * Who hears about a channel's creation or archiving: those who can see it.
+ * For a public channel, every active member (guests only when subscribed);
+ * for a private one, its subscribers and the realm's administrators.
+ */
+export async function channelAudience(
+  tx: Prisma.TransactionClient,
+  channel: Channel,
+): Promise<number[]> {
+  const subscribed = { subscriptions: { some: { channel_id: channel.id, active: true } } };
+  const rows = await tx.user.findMany({
+    where: {
+      realm_id: channel.realm_id,
+      is_active: true,
+      OR: channel.invite_only
+        ? [subscribed, { role: { lte: Role.ADMINISTRATOR } }]
+        : channel.is_web_public
+          ? [{}]
+          : [subscribed, { role: { lt: Role.GUEST } }],
+    },
+    select: { id: true },
+  });
+  return rows.map((r) => r.id);
 }
 
 /** Which channels GET /streams returns (Zulip's parameters, defaults applied). */

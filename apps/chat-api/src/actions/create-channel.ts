@@ -11,28 +11,14 @@ import type { AuthedUser } from "../lib/auth";
 import { isAdministrator, isGuest, isOwner } from "../lib/roles";
 import { type GroupSettingValue, storeGroupSetting } from "../lib/group-setting";
 import { isGroupMember } from "./user-groups";
-
-/** `max_stream_name_length` and `max_stream_description_length` of this server. */
-export const MAX_CHANNEL_NAME_LENGTH = 60;
-export const MAX_CHANNEL_DESCRIPTION_LENGTH = 1024;
-
-/** The eleven group settings of a channel, in the API's names. */
-export const CHANNEL_GROUP_SETTINGS = [
-  "can_add_subscribers_group",
-  "can_administer_channel_group",
-  "can_create_topic_group",
-  "can_delete_any_message_group",
-  "can_delete_own_message_group",
-  "can_move_messages_out_of_channel_group",
-  "can_move_messages_within_channel_group",
-  "can_remove_subscribers_group",
-  "can_resolve_topics_group",
-  "can_send_message_group",
-  "can_subscribe_group",
-] as const;
-
-/** One of {@link CHANNEL_GROUP_SETTINGS}. */
-export type ChannelGroupSetting = (typeof CHANNEL_GROUP_SETTINGS)[number];
+import {
+  CHANNEL_GROUP_SETTINGS,
+  type ChannelGroupSetting,
+  MAX_CHANNEL_NAME_LENGTH,
+} from "./channel-settings";
+import { channelAudience } from "./channels";
+import { channelViews } from "./channel-view";
+import { sendEvent } from "../events/queue";
 
 /** What POST /channels/create asks for, parsed. */
 export interface NewChannel {
@@ -219,6 +205,11 @@ export async function createChannel(
     ) {
       await announce(tx, realm.id, realm.new_stream_announcements_stream_id, user, channel.name);
     }
+    await sendEvent(tx, await channelAudience(tx, created), {
+      type: "stream",
+      op: "create",
+      streams: await channelViews(tx, [created]),
+    });
     return created.id;
   }
 }

@@ -1,3 +1,4 @@
+import { MAX_TOPIC_LENGTH } from "./channel-settings";
 import { JsonableError } from "@repo/envelope";
 import { z } from "zod";
 import type { Draft, DraftType, Prisma, PrismaClient } from "../gen/prisma/client";
@@ -5,9 +6,6 @@ import { sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
 import { parseJsonValue } from "../lib/params";
 import { accessChannelById } from "./channels";
-
-/** `max_topic_length`: a channel draft's topic is cut to it, as Zulip does. */
-const MAX_TOPIC_LENGTH = 60;
 
 /** A Draft object as clients send it: exactly the keys of the spec's Draft object. */
 export const draftSchema = z

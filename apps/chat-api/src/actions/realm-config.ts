@@ -1,6 +1,7 @@
 import { JsonableError } from "@repo/envelope";
 import { z } from "zod";
 import { Prisma, type PrismaClient } from "../gen/prisma/client";
+import { realmAudience, sendEvent } from "../events/queue";
 import { codePoints } from "../lib/params";
 
 /** Whether `error` is PostgreSQL's unique violation, as Prisma reports it. */
@@ -86,6 +87,7 @@ export async function doAddLinkifier(
           order: (last._max.order ?? -1) + 1,
         },
       });
+      await sendLinkifiersEvent(tx, realmId);
       return row.id;
     });
   } catch (error) {
@@ -99,8 +101,11 @@ export async function doRemoveLinkifier(
   realmId: number,
   id: number,
 ): Promise<void> {
-  const { count } = await prisma.linkifier.deleteMany({ where: { id, realm_id: realmId } });
-  if (count === 0) throw new JsonableError("Linkifier not found.");
+  await prisma.$transaction(async (tx) => {
+    const { count } = await tx.linkifier.deleteMany({ where: { id, realm_id: realmId } });
+    if (count === 0) throw new JsonableError("Linkifier not found.");
+    await sendLinkifiersEvent(tx, realmId);
+  });
 }
 
 /** Zulip's custom profile field types. */
@@ -215,11 +220,28 @@ export async function doCreateProfileField(
           editable_by_user: field.editableByUser,
         },
       });
+      await sendProfileFieldsEvent(tx, realmId);
       return row.id;
     });
   } catch (error) {
     throw isUniqueViolation(error) ? duplicate : error;
   }
+}
+
+/** Tells the realm its linkifiers changed (`realm_linkifiers`, the whole new list), inside `tx`. */
+export async function sendLinkifiersEvent(tx: Prisma.TransactionClient, realmId: number) {
+  await sendEvent(tx, await realmAudience(tx, realmId), {
+    type: "realm_linkifiers",
+    realm_linkifiers: await listLinkifiers(tx, realmId),
+  });
+}
+
+/** Tells the realm its profile fields changed (`custom_profile_fields`, the whole new list), inside `tx`. */
+export async function sendProfileFieldsEvent(tx: Prisma.TransactionClient, realmId: number) {
+  await sendEvent(tx, await realmAudience(tx, realmId), {
+    type: "custom_profile_fields",
+    fields: await listProfileFields(tx, realmId),
+  });
 }
 
 /** The realm's linkifiers in their order, as GET /realm/linkifiers and the events describe them. */

@@ -1,5 +1,6 @@
 import { JsonableError } from "@repo/envelope";
 import type { PrismaClient } from "../gen/prisma/client";
+import { sendLinkifiersEvent, sendProfileFieldsEvent } from "./realm-config";
 
 /**
  * Puts the realm's linkifiers in `ids` order, as Zulip checks it: no
@@ -25,6 +26,7 @@ export async function doReorderLinkifiers(
     }
     for (const [order, id] of ids.entries())
       await tx.linkifier.update({ where: { id }, data: { order } });
+    await sendLinkifiersEvent(tx, realmId);
   });
 }
 
@@ -45,5 +47,6 @@ export async function doReorderProfileFields(
     if (rows.some((r) => !position.has(r.id))) throw new JsonableError("Invalid order mapping.");
     for (const { id } of rows)
       await tx.customProfileField.update({ where: { id }, data: { order: position.get(id) ?? 0 } });
+    await sendProfileFieldsEvent(tx, realmId);
   });
 }

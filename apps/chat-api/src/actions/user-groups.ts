@@ -1,5 +1,6 @@
 import { ErrorCode, InsufficientPermissionError, JsonableError } from "@repo/envelope";
-import { CHANNEL_GROUP_SETTINGS } from "./create-channel";
+import { CHANNEL_GROUP_SETTINGS } from "./channel-settings";
+import { realmAudience, sendEvent } from "../events/queue";
 import type { Prisma, PrismaClient, UserGroup } from "../gen/prisma/client";
 import { systemGroupIds } from "../db/seed";
 import { type GroupSettingValue, readGroupSettings, storeGroupSetting } from "../lib/group-setting";
@@ -138,6 +139,12 @@ export async function doUpdateSubgroups(
       await tx.userGroupSubgroup.createMany({
         data: [...new Set(add)].map((id) => ({ supergroup_id: groupId, subgroup_id: id })),
       });
+      await sendEvent(tx, await realmAudience(tx, user.realm_id), {
+        type: "user_group",
+        op: "add_subgroups",
+        group_id: groupId,
+        direct_subgroup_ids: [...new Set(add)],
+      });
     }
     if (remove.length > 0) {
       const current = await tx.userGroupSubgroup.findMany({
@@ -149,6 +156,12 @@ export async function doUpdateSubgroups(
         throw new JsonableError(`User group ${missing} is not a subgroup of this group.`);
       await tx.userGroupSubgroup.deleteMany({
         where: { supergroup_id: groupId, subgroup_id: { in: [...remove] } },
+      });
+      await sendEvent(tx, await realmAudience(tx, user.realm_id), {
+        type: "user_group",
+        op: "remove_subgroups",
+        group_id: groupId,
+        direct_subgroup_ids: [...new Set(remove)],
       });
     }
   });
@@ -246,22 +259,41 @@ export async function doCreateUserGroup(
         subgroups: { create: subgroups.map((subgroup_id) => ({ subgroup_id })) },
       },
     });
+    const [view] = await userGroupViews(tx, [created.id]);
+    await sendEvent(tx, await realmAudience(tx, user.realm_id), {
+      type: "user_group",
+      op: "add",
+      group: view,
+    });
     return created.id;
   });
 }
 
 /** The realm's named groups as GET /user_groups describes them. */
 export async function listUserGroups(
-  prisma: PrismaClient,
+  prisma: Prisma.TransactionClient,
   realmId: number,
   includeDeactivated: boolean,
 ) {
-  const groups = await prisma.userGroup.findMany({
+  const rows = await prisma.userGroup.findMany({
     where: {
       realm_id: realmId,
       name: { not: null },
       ...(includeDeactivated ? {} : { deactivated: false }),
     },
+    select: { id: true },
+    orderBy: { id: "asc" },
+  });
+  return userGroupViews(
+    prisma,
+    rows.map((r) => r.id),
+  );
+}
+
+/** Groups as GET /user_groups and the `user_group` events describe them, in id order. */
+export async function userGroupViews(prisma: Prisma.TransactionClient, ids: readonly number[]) {
+  const groups = await prisma.userGroup.findMany({
+    where: { id: { in: [...ids] } },
     include: { members: { where: { user: { is_active: true } } }, subgroups: true },
     orderBy: { id: "asc" },
   });

@@ -10,20 +10,16 @@ import {
 import { channelViews, subscriptionViews } from "../actions/channel-view";
 import { doSubscribe } from "../actions/subscriptions";
 import { z } from "zod";
+import { type NewChannel, doCreateChannel, parseRetentionDays } from "../actions/create-channel";
 import {
   CHANNEL_GROUP_SETTINGS,
   MAX_CHANNEL_DESCRIPTION_LENGTH,
-  type NewChannel,
-  doCreateChannel,
-  parseRetentionDays,
-} from "../actions/create-channel";
+  MAX_TOPIC_LENGTH,
+} from "../actions/channel-settings";
 import { groupSettingParam } from "../lib/group-setting";
 import { type ParamValues, bool, int, json, oneOf, str } from "../lib/params";
 import type { Api } from "../lib/typed-endpoint";
 import type { Services } from "../services";
-
-/** `max_topic_length` of this server. */
-const MAX_TOPIC_LENGTH = 60;
 
 /** The options of a new channel, shared by POST /channels/create and POST /users/me/subscriptions. */
 const channelOptionParams = {

@@ -1,6 +1,10 @@
 import { CHAT_FEATURE_LEVEL } from "@repo/feature-levels";
 import { z } from "zod";
-import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH } from "../actions/create-channel";
+import {
+  MAX_CHANNEL_DESCRIPTION_LENGTH,
+  MAX_CHANNEL_NAME_LENGTH,
+  MAX_TOPIC_LENGTH,
+} from "../actions/channel-settings";
 import { listDrafts } from "../actions/drafts";
 import { legacyPresence, realmPresences } from "../actions/presence";
 import { listLinkifiers, listProfileFields } from "../actions/realm-config";
@@ -12,8 +16,7 @@ import type { Api } from "../lib/typed-endpoint";
 import { CHAT_MERGE_BASE, CHAT_VERSION } from "../lib/version";
 import type { Services } from "../services";
 
-/** `max_topic_length` and `max_message_length` of this server. */
-const MAX_TOPIC_LENGTH = 60;
+/** `max_message_length` of this server (the contract's content limit). */
 const MAX_MESSAGE_LENGTH = 10_000;
 
 const eventTypes = z.array(z.string().max(100)).max(100);
