@@ -3,6 +3,7 @@ import { once } from "node:events";
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import { createApp } from "./app";
+import { deliverDueReminders } from "./actions/reminders";
 import { collectIdleQueues } from "./events/queue";
 import type { Api } from "./lib/typed-endpoint";
 import type { Services } from "./services";
@@ -75,6 +76,16 @@ export async function startServer(
       });
   }, QUEUE_COLLECTION_INTERVAL_MS);
   collector.unref();
+  const scheduler = setInterval(() => {
+    deliverDueReminders(services.db.prisma, new Date())
+      .then((count) => {
+        if (count > 0) services.logger.info({ count }, "delivered reminders");
+      })
+      .catch((error: unknown) => {
+        services.logger.warn({ err: error }, "could not deliver reminders");
+      });
+  }, services.config.CHAT_REMINDER_POLL_SECONDS * 1000);
+  scheduler.unref();
   server.listen(options.port, options.host);
   metricsServer.listen(options.metricsPort, options.host);
   await Promise.all([once(server, "listening"), once(metricsServer, "listening")]);
@@ -83,6 +94,7 @@ export async function startServer(
     metricsServer,
     async stop(graceMs) {
       clearInterval(collector);
+      clearInterval(scheduler);
       const closed = new Promise((resolve) => server.close(resolve));
       // Waiting long-polls answer now, so they do not hold the shutdown.
       await services.events.stop();

@@ -3,7 +3,7 @@ import type { PrismaClient } from "../gen/prisma/client";
 import { BotType, createAccount } from "../db/seed";
 import type { AuthedUser } from "../lib/auth";
 import { codePoints } from "../lib/params";
-import { isGroupMember } from "./user-groups";
+import { hasRealmPermission } from "./user-groups";
 
 /** What POST /bots asks for, parsed. */
 export interface NewBot {
@@ -41,11 +41,8 @@ export async function doCreateBot(
     throw new JsonableError("Bad name or username");
   const email = `${shortName}-bot@${domain}`;
   return prisma.$transaction(async (tx) => {
-    const realm = await tx.realm.findUniqueOrThrow({ where: { id: owner.realm_id } });
-    const allowed =
-      realm.can_create_bots_group_id !== null &&
-      (await isGroupMember(tx, realm.can_create_bots_group_id, owner.id, false));
-    if (!allowed) throw new InsufficientPermissionError();
+    if (!(await hasRealmPermission(tx, owner.realm_id, "can_create_bots_group_id", owner.id)))
+      throw new InsufficientPermissionError();
     const taken = await tx.user.findFirst({
       where: { realm_id: owner.realm_id, email: { equals: email, mode: "insensitive" } },
     });

@@ -11,6 +11,7 @@ import type { AuthedUser } from "../lib/auth";
 import { isAdministrator, isGuest, isOwner } from "../lib/roles";
 import { type GroupSettingValue, storeGroupSetting } from "../lib/group-setting";
 import { isGroupMember } from "./user-groups";
+import { insertMessage } from "./messages";
 import {
   CHANNEL_GROUP_SETTINGS,
   type ChannelGroupSetting,
@@ -225,22 +226,8 @@ async function announce(
   const bot = await tx.user.findFirst({
     where: { realm_id: realmId, is_system_bot: true },
   });
-  if (bot === null) return;
+  const channel = await tx.channel.findUnique({ where: { id: channelId } });
+  if (bot === null || channel === null) return;
   const content = `@_**${creator.full_name}|${creator.id}** created a new channel #**${name}**.`;
-  const message = await tx.message.create({
-    data: {
-      realm_id: realmId,
-      sender_id: bot.id,
-      channel_id: channelId,
-      topic: "new channels",
-      content,
-      rendered_content: renderPlainText(content),
-    },
-  });
-  const readers = await tx.subscription.findMany({
-    where: { channel_id: channelId, active: true, user: { is_active: true } },
-  });
-  await tx.userMessage.createMany({
-    data: readers.map((s) => ({ user_id: s.user_id, message_id: message.id, flags: 0n })),
-  });
+  await insertMessage(tx, bot, { kind: "channel", channel, topic: "new channels" }, content);
 }

@@ -1,7 +1,7 @@
 import type { Presence, Prisma, PrismaClient } from "../gen/prisma/client";
 import { realmAudience, sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
-import { isGroupMember } from "./user-groups";
+import { hasRealmPermission } from "./user-groups";
 
 /** Presence older than this is not reported (Zulip's default history). */
 export const PRESENCE_HISTORY_DAYS = 14;
@@ -112,11 +112,8 @@ export async function realmPresences(
     orderBy: { user_id: "asc" },
   });
   if (!query.limitToAccessible) return rows;
-  const realm = await prisma.realm.findUniqueOrThrow({ where: { id: viewer.realm_id } });
-  const all =
-    realm.can_access_all_users_group_id !== null &&
-    (await isGroupMember(prisma, realm.can_access_all_users_group_id, viewer.id, false));
-  if (all) return rows;
+  if (await hasRealmPermission(prisma, viewer.realm_id, "can_access_all_users_group_id", viewer.id))
+    return rows;
   const shared = await prisma.$queryRaw<{ user_id: number }[]>`
     SELECT DISTINCT other.user_id FROM subscriptions mine
     JOIN subscriptions other ON other.channel_id = mine.channel_id AND other.active

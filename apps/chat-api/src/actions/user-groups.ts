@@ -44,6 +44,25 @@ export async function isGroupMember(
   return rows[0]?.member === true;
 }
 
+/** A realm permission held by a group setting (`can_invite_users_group`...), as its column name. */
+export type RealmPermission =
+  | "can_access_all_users_group_id"
+  | "can_create_bots_group_id"
+  | "can_create_groups_id"
+  | "can_invite_users_group_id";
+
+/** Whether `userId` holds the realm permission `setting` (is in the group it names, at any depth). */
+export async function hasRealmPermission(
+  prisma: Prisma.TransactionClient,
+  realmId: number,
+  setting: RealmPermission,
+  userId: number,
+): Promise<boolean> {
+  const realm = await prisma.realm.findUniqueOrThrow({ where: { id: realmId } });
+  const groupId = realm[setting];
+  return groupId !== null && isGroupMember(prisma, groupId, userId, false);
+}
+
 /** Which group setting grants the change (adding needs can_add_members_group, removing can_remove_members_group). */
 type GroupPermission = "can_add_members_group_id" | "can_remove_members_group_id";
 
@@ -203,11 +222,8 @@ export async function doCreateUserGroup(
   user: { id: number; realm_id: number },
   group: NewUserGroup,
 ): Promise<number> {
-  const realm = await prisma.realm.findUniqueOrThrow({ where: { id: user.realm_id } });
-  const allowed =
-    realm.can_create_groups_id !== null &&
-    (await isGroupMember(prisma, realm.can_create_groups_id, user.id, false));
-  if (!allowed) throw new InsufficientPermissionError();
+  if (!(await hasRealmPermission(prisma, user.realm_id, "can_create_groups_id", user.id)))
+    throw new InsufficientPermissionError();
   return prisma.$transaction(async (tx) => {
     const taken = await tx.userGroup.findFirst({
       where: { realm_id: user.realm_id, name: group.name },

@@ -80,6 +80,8 @@ const schema = z.object({
   CHAT_EVENT_HEARTBEAT_SECONDS: z.coerce.number().positive().default(50),
   /** An event queue nobody has polled for this long is deleted. */
   CHAT_EVENT_QUEUE_TIMEOUT_SECONDS: z.coerce.number().positive().default(600),
+  /** How often each replica looks for due reminders (they are claimed with SKIP LOCKED). */
+  CHAT_REMINDER_POLL_SECONDS: z.coerce.number().positive().default(5),
   /** On SIGTERM, how long in-flight requests may run before connections are cut. */
   CHAT_SHUTDOWN_GRACE_SECONDS: z.coerce.number().positive().default(25),
 });

@@ -5,6 +5,8 @@ import { channelFolderRoutes } from "./channel-folders";
 import { channelRoutes } from "./channels";
 import { draftRoutes } from "./drafts";
 import { eventRoutes } from "./events";
+import { inviteRoutes } from "./invites";
+import { messageRoutes } from "./messages";
 import { presenceRoutes } from "./presence";
 import { openApiRoutes } from "./openapi";
 import { realmRoutes } from "./realm";
@@ -28,6 +30,8 @@ export function buildApi(services: Services): Api {
   eventRoutes(api, services);
   draftRoutes(api, services);
   presenceRoutes(api, services);
+  messageRoutes(api, services);
+  inviteRoutes(api, services);
   openApiRoutes(api, services);
   return api;
 }

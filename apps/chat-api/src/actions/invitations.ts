@@ -1,0 +1,311 @@
+import { randomBytes } from "node:crypto";
+import {
+  ErrorCode,
+  InsufficientPermissionError,
+  JsonableError,
+  OrganizationAdministratorRequiredError,
+  OrganizationOwnerRequiredError,
+} from "@repo/envelope";
+import type { Logger } from "pino";
+import { z } from "zod";
+import type { Invitation, Prisma, PrismaClient, ReusableInvitation } from "../gen/prisma/client";
+import { sendEvent } from "../events/queue";
+import type { AuthedUser } from "../lib/auth";
+import { Role, isAdministrator, isOwner } from "../lib/roles";
+import { accessChannelById } from "./channels";
+import { hasRealmPermission } from "./user-groups";
+
+/** Pending invitations (accepted and revoked ones keep their rows with another status). */
+const PENDING = 0;
+const REVOKED = 2;
+
+/** How long an invitation lasts when the request does not say (Zulip's default, 10 days). */
+export const DEFAULT_INVITE_MINUTES = 14_400;
+
+/** Roles an invitation may carry. */
+const INVITE_ROLES: readonly number[] = [
+  Role.OWNER,
+  Role.ADMINISTRATOR,
+  Role.MODERATOR,
+  Role.MEMBER,
+  Role.GUEST,
+];
+
+/** What an invitation grants, shared by email invitations and reusable links. */
+export interface InviteTerms {
+  /** Minutes until it expires; null = never. */
+  expiresInMinutes: number | null;
+  inviteAs: number;
+  channelIds: readonly number[];
+  groupIds: readonly number[];
+}
+
+/** A fresh confirmation key (24 lowercase alphanumerics, as Zulip's). */
+function confirmationKey(): string {
+  const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
+  return Array.from(randomBytes(24), (byte) => alphabet[byte % 36]).join("");
+}
+
+/** Where a key's invitation is accepted. */
+export function inviteLink(realmUrl: string, key: string): string {
+  return `${realmUrl}/join/${key}/`;
+}
+
+/**
+ * Checks the terms with Zulip's rules: a known role, one the caller may give
+ * (owners invite owners, administrators invite administrators and
+ * moderators), a positive lifetime, channels the caller can see and named
+ * groups of the realm.
+ */
+async function checkTerms(prisma: PrismaClient, user: AuthedUser, terms: InviteTerms) {
+  if (!INVITE_ROLES.includes(terms.inviteAs)) throw new JsonableError("Invalid invite_as");
+  if (terms.inviteAs === Role.OWNER && !isOwner(user.role))
+    throw new OrganizationOwnerRequiredError();
+  if (terms.inviteAs <= Role.MODERATOR && !isAdministrator(user.role))
+    throw new OrganizationAdministratorRequiredError();
+  if (terms.expiresInMinutes !== null && terms.expiresInMinutes <= 0)
+    throw new JsonableError("Invalid invite_expires_in_minutes");
+  for (const channelId of terms.channelIds) {
+    await accessChannelById(prisma, user, channelId).catch(() => {
+      throw new JsonableError(`Invalid channel ID ${channelId}. No invites were sent.`);
+    });
+  }
+  for (const groupId of terms.groupIds) {
+    const group = await prisma.userGroup.findFirst({
+      where: { id: groupId, realm_id: user.realm_id, name: { not: null }, is_system_group: false },
+    });
+    if (group === null) throw new JsonableError(`Invalid user group ID: ${groupId}`);
+  }
+}
+
+function expiry(terms: InviteTerms): Date | null {
+  return terms.expiresInMinutes === null
+    ? null
+    : new Date(Date.now() + terms.expiresInMinutes * 60_000);
+}
+
+/** `invites_changed` to the realm's administrators and the invitation's creator, inside `tx`. */
+async function sendInvitesChanged(tx: Prisma.TransactionClient, realmId: number, referrer: number) {
+  const admins = await tx.user.findMany({
+    where: { realm_id: realmId, is_active: true, role: { lte: Role.ADMINISTRATOR } },
+    select: { id: true },
+  });
+  await sendEvent(tx, [...new Set([referrer, ...admins.map((a) => a.id)])], {
+    type: "invites_changed",
+  });
+}
+
+const email = z.email();
+
+/** The failure Zulip answers for a batch of invitations. */
+function invitationFailed(
+  msg: string,
+  errors: [string, string, boolean][],
+  sent: boolean,
+): JsonableError {
+  return new JsonableError(msg, ErrorCode.INVITATION_FAILED, 400, {
+    errors,
+    sent_invitations: sent,
+    license_limit_reached: false,
+    daily_limit_reached: false,
+  });
+}
+
+/**
+ * POST /invites: one invitation per address, each with its e-mail in the
+ * outbox (and a log line), in one transaction with `invites_changed`. The
+ * caller needs the realm's `can_invite_users_group`. Any invalid address
+ * stops the whole batch; addresses of existing users are skipped and
+ * reported after the others are invited.
+ */
+export async function doInviteUsers(
+  prisma: PrismaClient,
+  logger: Logger,
+  user: AuthedUser,
+  request: { emails: string; terms: InviteTerms; notifyReferrerOnJoin: boolean; realmUrl: string },
+): Promise<void> {
+  if (!(await hasRealmPermission(prisma, user.realm_id, "can_invite_users_group_id", user.id)))
+    throw new InsufficientPermissionError();
+  const realm = await prisma.realm.findUniqueOrThrow({ where: { id: user.realm_id } });
+  const addresses = [
+    ...new Set(
+      request.emails
+        .split(/[,\n]/)
+        .map((e) => e.trim())
+        .filter((e) => e !== ""),
+    ),
+  ];
+  if (addresses.length === 0)
+    throw new JsonableError("You must specify at least one email address.");
+  await checkTerms(prisma, user, request.terms);
+  const invalid = addresses.filter((a) => !email.safeParse(a).success);
+  if (invalid.length > 0) {
+    throw invitationFailed(
+      "Some emails did not validate, so we didn't send any invitations.",
+      invalid.map((a) => [a, "Invalid address.", false]),
+      false,
+    );
+  }
+  const existing = await prisma.user.findMany({
+    where: {
+      realm_id: user.realm_id,
+      OR: addresses.map((a) => ({ delivery_email: { equals: a, mode: "insensitive" as const } })),
+    },
+    select: { delivery_email: true, is_active: true },
+  });
+  const skipped = addresses.flatMap((a): [string, string, boolean][] => {
+    const found = existing.find((u) => u.delivery_email.toLowerCase() === a.toLowerCase());
+    if (found === undefined) return [];
+    return [
+      found.is_active
+        ? [a, "Already has an account.", false]
+        : [a, "Account has been deactivated.", true],
+    ];
+  });
+  const toInvite = addresses.filter((a) => !skipped.some(([s]) => s === a));
+  if (toInvite.length === 0)
+    throw invitationFailed("We weren't able to invite anyone.", skipped, false);
+  const keys: string[] = [];
+  await prisma.$transaction(async (tx) => {
+    for (const address of toInvite) {
+      const key = confirmationKey();
+      keys.push(key);
+      await tx.invitation.create({
+        data: {
+          realm_id: user.realm_id,
+          email: address,
+          referred_by_id: user.id,
+          invited_as: request.terms.inviteAs,
+          notify_referrer_on_join: request.notifyReferrerOnJoin,
+          confirmation_key: key,
+          expires_at: expiry(request.terms),
+          channels: { create: request.terms.channelIds.map((channel_id) => ({ channel_id })) },
+          groups: { create: request.terms.groupIds.map((group_id) => ({ group_id })) },
+        },
+      });
+      const link = inviteLink(request.realmUrl, key);
+      await tx.outboxEmail.create({
+        data: {
+          realm_id: user.realm_id,
+          to_address: address,
+          subject: `${user.full_name} invited you to join ${realm.name}`,
+          body_text: `${user.full_name} (${user.email}) has invited you to join ${realm.name}.\n\nAccept the invitation: ${link}\n`,
+        },
+      });
+    }
+    await sendInvitesChanged(tx, user.realm_id, user.id);
+  });
+  for (const address of toInvite) logger.info({ to: address }, "invitation e-mail queued");
+  if (skipped.length > 0) {
+    throw invitationFailed(
+      "Some of those addresses are already using Zulip, so we didn't send them an invitation. We did send invitations to everyone else!",
+      skipped,
+      true,
+    );
+  }
+}
+
+/** POST /invites/multiuse (administrators): a reusable link; returns its URL. */
+export async function doCreateReusableInvite(
+  prisma: PrismaClient,
+  user: AuthedUser,
+  terms: InviteTerms,
+  realmUrl: string,
+): Promise<string> {
+  if (!isAdministrator(user.role)) throw new OrganizationAdministratorRequiredError();
+  await checkTerms(prisma, user, terms);
+  const key = confirmationKey();
+  await prisma.$transaction(async (tx) => {
+    await tx.reusableInvitation.create({
+      data: {
+        realm_id: user.realm_id,
+        referred_by_id: user.id,
+        invited_as: terms.inviteAs,
+        confirmation_key: key,
+        expires_at: expiry(terms),
+        channels: { create: terms.channelIds.map((channel_id) => ({ channel_id })) },
+        groups: { create: terms.groupIds.map((group_id) => ({ group_id })) },
+      },
+    });
+    await sendInvitesChanged(tx, user.realm_id, user.id);
+  });
+  return inviteLink(realmUrl, key);
+}
+
+const seconds = (date: Date): number => Math.floor(date.getTime() / 1000);
+
+/** GET /invites: unexpired pending invitations; administrators see all, others their own. */
+export async function listInvitations(prisma: PrismaClient, user: AuthedUser, realmUrl: string) {
+  const where = {
+    realm_id: user.realm_id,
+    status: PENDING,
+    OR: [{ expires_at: null }, { expires_at: { gt: new Date() } }],
+    ...(isAdministrator(user.role) ? {} : { referred_by_id: user.id }),
+  };
+  const [emails, links] = await Promise.all([
+    prisma.invitation.findMany({ where, orderBy: { id: "asc" } }),
+    prisma.reusableInvitation.findMany({ where, orderBy: { id: "asc" } }),
+  ]);
+  const common = (invite: Invitation | ReusableInvitation) => ({
+    id: invite.id,
+    invited_by_user_id: invite.referred_by_id,
+    invited: seconds(invite.date_created),
+    expiry_date: invite.expires_at === null ? null : seconds(invite.expires_at),
+    invited_as: invite.invited_as,
+    notify_referrer_on_join: invite.notify_referrer_on_join,
+  });
+  return [
+    ...emails.map((invite) => ({ ...common(invite), email: invite.email, is_multiuse: false })),
+    ...links.map((invite) => ({
+      ...common(invite),
+      link_url: inviteLink(realmUrl, invite.confirmation_key),
+      is_multiuse: true,
+    })),
+  ];
+}
+
+/**
+ * Who may revoke an invitation, as the contract says: its creator or an
+ * administrator (else `Must be an organization administrator`, code
+ * BAD_REQUEST), and only an owner one that invites an owner.
+ */
+function checkRevoke(user: AuthedUser, invite: { referred_by_id: number; invited_as: number }) {
+  if (invite.invited_as === Role.OWNER && !isOwner(user.role))
+    throw new OrganizationOwnerRequiredError();
+  if (invite.referred_by_id !== user.id && !isAdministrator(user.role))
+    throw new JsonableError("Must be an organization administrator");
+}
+
+/** DELETE /invites/{id}: revokes an email invitation; `invites_changed`. */
+export async function doRevokeInvitation(
+  prisma: PrismaClient,
+  user: AuthedUser,
+  id: number,
+): Promise<void> {
+  await prisma.$transaction(async (tx) => {
+    const invite = await tx.invitation.findFirst({
+      where: { id, realm_id: user.realm_id, status: PENDING },
+    });
+    if (invite === null) throw new JsonableError("No such invitation");
+    checkRevoke(user, invite);
+    await tx.invitation.update({ where: { id }, data: { status: REVOKED } });
+    await sendInvitesChanged(tx, user.realm_id, invite.referred_by_id);
+  });
+}
+
+/** DELETE /invites/multiuse/{id}: revokes a reusable link; `invites_changed`. */
+export async function doRevokeReusableInvite(
+  prisma: PrismaClient,
+  user: AuthedUser,
+  id: number,
+): Promise<void> {
+  await prisma.$transaction(async (tx) => {
+    const invite = await tx.reusableInvitation.findFirst({
+      where: { id, realm_id: user.realm_id, status: PENDING },
+    });
+    if (invite === null) throw new JsonableError("Invalid invitation ID.");
+    checkRevoke(user, invite);
+    await tx.reusableInvitation.update({ where: { id }, data: { status: REVOKED } });
+    await sendInvitesChanged(tx, user.realm_id, invite.referred_by_id);
+  });
+}

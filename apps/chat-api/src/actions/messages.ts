@@ -1,0 +1,274 @@
+import { JsonableError } from "@repo/envelope";
+import type { Channel, Message, Prisma, PrismaClient } from "../gen/prisma/client";
+import { renderPlainText } from "../db/seed";
+import { sendEvent } from "../events/queue";
+import type { AuthedUser } from "../lib/auth";
+import { codePoints } from "../lib/params";
+import { isGuest } from "../lib/roles";
+import { MAX_TOPIC_LENGTH } from "./channel-settings";
+import { isGroupMember } from "./user-groups";
+import { gravatarUrl } from "./user-view";
+
+/** `max_message_length`: longer content is cut, as Zulip does. */
+export const MAX_MESSAGE_LENGTH = 10_000;
+
+/** The `read` bit of `user_messages.flags` (Zulip's flag numbering). */
+export const READ = 1n;
+
+/** Who sends a message: a user, or the notification bot. */
+export interface Sender {
+  id: number;
+  realm_id: number;
+  email: string;
+  full_name: string;
+}
+
+/** Where a message goes: a channel and topic, or a set of users (the sender included). */
+export type Destination =
+  | { kind: "channel"; channel: Channel; topic: string }
+  | { kind: "direct"; userIds: readonly number[] };
+
+type MessageRow = Message & {
+  sender: { email: string; full_name: string; delivery_email: string };
+  channel: { name: string } | null;
+  realm: { subdomain: string };
+};
+
+/** Message content as stored: trailing whitespace dropped, not empty, no NUL, cut at the limit. */
+export function checkContent(content: string): string {
+  if (content.includes("\u0000")) throw new JsonableError("Message must not contain null bytes");
+  const trimmed = content.trimEnd();
+  if (trimmed.trim() === "") throw new JsonableError("Message must not be empty");
+  if (codePoints(trimmed) <= MAX_MESSAGE_LENGTH) return trimmed;
+  const marker = "\n[message truncated]";
+  return Array.from(trimmed)
+    .slice(0, MAX_MESSAGE_LENGTH - marker.length)
+    .join("")
+    .concat(marker);
+}
+
+/** A topic as stored: no NUL, trimmed, cut to `max_topic_length`. */
+export function checkTopic(topic: string): string {
+  if (topic.includes("\u0000")) throw new JsonableError("Topic must not contain null bytes");
+  return Array.from(topic.trim()).slice(0, MAX_TOPIC_LENGTH).join("");
+}
+
+/**
+ * Stores a message inside `tx` with its per-recipient rows (unread for
+ * everyone but the sender) and sends each recipient a `message` event with
+ * their flags. Returns the message id.
+ */
+export async function insertMessage(
+  tx: Prisma.TransactionClient,
+  sender: Sender,
+  destination: Destination,
+  content: string,
+): Promise<number> {
+  const recipients =
+    destination.kind === "channel"
+      ? (
+          await tx.subscription.findMany({
+            where: { channel_id: destination.channel.id, active: true, user: { is_active: true } },
+            select: { user_id: true },
+          })
+        ).map((s) => s.user_id)
+      : [...new Set([...destination.userIds, sender.id])];
+  const message = await tx.message.create({
+    data: {
+      realm_id: sender.realm_id,
+      sender_id: sender.id,
+      channel_id: destination.kind === "channel" ? destination.channel.id : null,
+      topic: destination.kind === "channel" ? destination.topic : "",
+      dm_key:
+        destination.kind === "direct" ? [...recipients].sort((a, b) => a - b).join(",") : null,
+      content,
+      rendered_content: renderPlainText(content),
+    },
+  });
+  const readers = new Set(recipients);
+  await tx.userMessage.createMany({
+    data: [...readers].map((user_id) => ({
+      user_id,
+      message_id: message.id,
+      flags: user_id === sender.id ? READ : 0n,
+    })),
+  });
+  const [view] = await messageViews(tx, [message.id], {
+    clientGravatar: true,
+    applyMarkdown: true,
+  });
+  const others = [...readers].filter((id) => id !== sender.id);
+  await sendEvent(tx, others, { type: "message", message: view, flags: [] });
+  if (readers.has(sender.id))
+    await sendEvent(tx, [sender.id], { type: "message", message: view, flags: ["read"] });
+  return message.id;
+}
+
+/** Rendering options of message objects. */
+export interface ViewOptions {
+  clientGravatar: boolean;
+  applyMarkdown: boolean;
+}
+
+/** Zulip's message objects for `ids` (in id order), without per-user flags. */
+export async function messageViews(
+  prisma: Prisma.TransactionClient,
+  ids: readonly number[],
+  options: ViewOptions,
+) {
+  const rows: MessageRow[] = await prisma.message.findMany({
+    where: { id: { in: [...ids] } },
+    include: {
+      sender: { select: { email: true, full_name: true, delivery_email: true } },
+      channel: { select: { name: true } },
+      realm: { select: { subdomain: true } },
+    },
+    orderBy: { id: "asc" },
+  });
+  const dmUserIds = [
+    ...new Set(rows.flatMap((r) => (r.dm_key === null ? [] : r.dm_key.split(",").map(Number)))),
+  ];
+  const dmUsers = new Map(
+    (
+      await prisma.user.findMany({
+        where: { id: { in: dmUserIds } },
+        select: { id: true, email: true, full_name: true },
+      })
+    ).map((u) => [u.id, u]),
+  );
+  return rows.map((row) => ({
+    id: row.id,
+    sender_id: row.sender_id,
+    sender_email: row.sender.email,
+    sender_full_name: row.sender.full_name,
+    sender_realm_str: row.realm.subdomain,
+    avatar_url: options.clientGravatar ? null : gravatarUrl(row.sender.delivery_email),
+    client: "website",
+    content: options.applyMarkdown ? row.rendered_content : row.content,
+    content_type: options.applyMarkdown ? "text/html" : "text/x-markdown",
+    is_me_message: false,
+    reactions: [],
+    submessages: [],
+    topic_links: [],
+    timestamp: Math.floor(row.date_sent.getTime() / 1000),
+    ...(row.last_edit_time === null
+      ? {}
+      : { last_edit_timestamp: Math.floor(row.last_edit_time.getTime() / 1000) }),
+    ...(row.channel_id === null
+      ? {
+          type: "private",
+          subject: "",
+          display_recipient: (row.dm_key ?? "").split(",").flatMap((id) => {
+            const user = dmUsers.get(Number(id));
+            return user === undefined
+              ? []
+              : [
+                  {
+                    id: user.id,
+                    email: user.email,
+                    full_name: user.full_name,
+                    is_mirror_dummy: false,
+                  },
+                ];
+          }),
+        }
+      : {
+          type: "stream",
+          stream_id: row.channel_id,
+          subject: row.topic,
+          display_recipient: row.channel?.name ?? "",
+        }),
+  }));
+}
+
+/** The channel a user may post to, by id or name, with Zulip's messages. */
+async function channelToPostTo(
+  prisma: PrismaClient,
+  user: AuthedUser,
+  to: number | string,
+): Promise<Channel> {
+  let channel: Channel | null;
+  if (typeof to === "number") {
+    channel = await prisma.channel.findFirst({ where: { id: to, realm_id: user.realm_id } });
+    if (channel === null) throw new JsonableError(`Channel with ID '${to}' does not exist`);
+  } else {
+    const rows = await prisma.$queryRaw<{ id: number }[]>`
+      SELECT id FROM channels WHERE realm_id = ${user.realm_id} AND lower(name) = lower(${to})`;
+    const id = rows[0]?.id;
+    channel = id === undefined ? null : await prisma.channel.findUnique({ where: { id } });
+    if (channel === null) throw new JsonableError(`Channel '${to}' does not exist`);
+  }
+  const subscription = await prisma.subscription.findUnique({
+    where: { user_id_channel_id: { user_id: user.id, channel_id: channel.id } },
+  });
+  const subscribed = subscription?.active === true;
+  const reachable =
+    subscribed || channel.is_web_public || (!channel.invite_only && !isGuest(user.role));
+  if (channel.is_archived || !reachable)
+    throw new JsonableError(`Not authorized to send to channel '${channel.name}'`);
+  if (!(await isGroupMember(prisma, channel.can_send_message_group_id, user.id, false)))
+    throw new JsonableError("You do not have permission to post in this channel.");
+  return channel;
+}
+
+/** What POST /messages asks for, parsed. */
+export type OutgoingMessage =
+  | { kind: "channel"; to: number | string; topic: string; content: string }
+  | { kind: "direct"; to: readonly (number | string)[]; content: string };
+
+/**
+ * POST /messages: checks the destination and content with Zulip's rules
+ * (channel access, posting and topic permissions, the channel's topics
+ * policy; recipients of the realm), then stores the message and its events
+ * in one transaction. Returns the message id.
+ */
+export async function doSendMessage(
+  prisma: PrismaClient,
+  user: AuthedUser,
+  outgoing: OutgoingMessage,
+): Promise<number> {
+  const content = checkContent(outgoing.content);
+  if (outgoing.kind === "direct") {
+    if (outgoing.to.length === 0) throw new JsonableError("Message must have recipients");
+    const ids: number[] = [];
+    for (const recipient of outgoing.to) {
+      const found = await prisma.user.findFirst({
+        where: {
+          realm_id: user.realm_id,
+          ...(typeof recipient === "number"
+            ? { id: recipient }
+            : { email: { equals: recipient, mode: "insensitive" } }),
+        },
+      });
+      if (found === null) {
+        throw new JsonableError(
+          typeof recipient === "number"
+            ? `Invalid user ID ${recipient}`
+            : `Invalid email '${recipient}'`,
+        );
+      }
+      if (!found.is_active) throw new JsonableError(`'${found.email}' is no longer using Zulip.`);
+      ids.push(found.id);
+    }
+    return prisma.$transaction((tx) =>
+      insertMessage(tx, user, { kind: "direct", userIds: ids }, content),
+    );
+  }
+  const topic = checkTopic(outgoing.topic);
+  const channel = await channelToPostTo(prisma, user, outgoing.to);
+  if (channel.topics_policy === "disable_empty_topic" && topic === "")
+    throw new JsonableError("Sending messages to the general chat is not allowed in this channel.");
+  if (channel.topics_policy === "empty_topic_only" && topic !== "")
+    throw new JsonableError("Only the general chat topic is allowed in this channel.");
+  const existing = await prisma.$queryRaw<{ found: boolean }[]>`
+    SELECT EXISTS (SELECT 1 FROM messages WHERE channel_id = ${channel.id}
+                   AND lower(topic) = lower(${topic})) AS found`;
+  if (
+    existing[0]?.found !== true &&
+    !(await isGroupMember(prisma, channel.can_create_topic_group_id, user.id, false))
+  )
+    throw new JsonableError("You do not have permission to create new topics in this channel.");
+  return prisma.$transaction((tx) =>
+    insertMessage(tx, user, { kind: "channel", channel, topic }, content),
+  );
+}

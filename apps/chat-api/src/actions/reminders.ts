@@ -1,0 +1,169 @@
+import { JsonableError } from "@repo/envelope";
+import type { Prisma, PrismaClient, Reminder } from "../gen/prisma/client";
+import { renderPlainText } from "../db/seed";
+import { sendEvent } from "../events/queue";
+import type { AuthedUser } from "../lib/auth";
+import { codePoints } from "../lib/params";
+import { insertMessage } from "./messages";
+
+/** Longest reminder note (Zulip's). */
+export const MAX_REMINDER_NOTE_LENGTH = 1000;
+
+/** The text of a reminder's direct message. */
+function reminderContent(reminder: Reminder, senderName: string, senderId: number): string {
+  const lines = [
+    `You requested a reminder for message #${reminder.message_id} from @_**${senderName}|${senderId}**.`,
+  ];
+  if (reminder.note !== null && reminder.note !== "") lines.push(`Note:\n> ${reminder.note}`);
+  return lines.join("\n");
+}
+
+/** A scheduled reminder on the wire (Zulip's reminder object). */
+async function reminderViews(prisma: Prisma.TransactionClient, reminders: readonly Reminder[]) {
+  const messages = await prisma.message.findMany({
+    where: { id: { in: reminders.map((r) => r.message_id) } },
+    include: { sender: { select: { full_name: true } } },
+  });
+  const byId = new Map(messages.map((m) => [m.id, m]));
+  return reminders.map((reminder) => {
+    const message = byId.get(reminder.message_id);
+    const content = reminderContent(
+      reminder,
+      message?.sender.full_name ?? "",
+      message?.sender_id ?? 0,
+    );
+    return {
+      reminder_id: reminder.id,
+      type: "private",
+      to: [reminder.user_id],
+      content,
+      rendered_content: renderPlainText(content),
+      scheduled_delivery_timestamp: Math.floor(reminder.scheduled_timestamp.getTime() / 1000),
+      failed: reminder.failed,
+      reminder_target_message_id: reminder.message_id,
+    };
+  });
+}
+
+/**
+ * POST /reminders: a reminder about a message the caller has received, for a
+ * time in the future; `reminders`/`add` in the same transaction. Returns its id.
+ */
+export async function doCreateReminder(
+  prisma: PrismaClient,
+  user: AuthedUser,
+  messageId: number,
+  deliverAt: number,
+  note: string | undefined,
+): Promise<number> {
+  if (note !== undefined && codePoints(note) > MAX_REMINDER_NOTE_LENGTH)
+    throw new JsonableError(`Maximum reminder note length: ${MAX_REMINDER_NOTE_LENGTH} characters`);
+  const received = await prisma.userMessage.findUnique({
+    where: { user_id_message_id: { user_id: user.id, message_id: messageId } },
+  });
+  if (received === null) throw new JsonableError("Invalid message(s)");
+  const when = new Date(deliverAt * 1000);
+  if (!(when.getTime() > Date.now()))
+    throw new JsonableError("Scheduled delivery time must be in the future.");
+  return prisma.$transaction(async (tx) => {
+    const reminder = await tx.reminder.create({
+      data: {
+        realm_id: user.realm_id,
+        user_id: user.id,
+        message_id: messageId,
+        note: note ?? null,
+        scheduled_timestamp: when,
+      },
+    });
+    await sendEvent(tx, [user.id], {
+      type: "reminders",
+      op: "add",
+      reminders: await reminderViews(tx, [reminder]),
+    });
+    return reminder.id;
+  });
+}
+
+/** GET /reminders: the caller's reminders not yet delivered, soonest first. */
+export async function listReminders(prisma: PrismaClient, userId: number) {
+  const rows = await prisma.reminder.findMany({
+    where: { user_id: userId, delivered: false },
+    orderBy: [{ scheduled_timestamp: "asc" }, { id: "asc" }],
+  });
+  return reminderViews(prisma, rows);
+}
+
+/** DELETE /reminders/{id}: the caller's scheduled reminder (else 404), which is then never sent. */
+export async function doDeleteReminder(
+  prisma: PrismaClient,
+  user: AuthedUser,
+  reminderId: number,
+): Promise<void> {
+  await prisma.$transaction(async (tx) => {
+    // The row lock makes a delivery in progress finish first, or find it gone.
+    const rows = await tx.$queryRaw<{ id: number }[]>`
+      SELECT id FROM reminders
+      WHERE id = ${reminderId} AND user_id = ${user.id} AND NOT delivered
+      FOR UPDATE`;
+    if (rows.length === 0) throw new JsonableError("Reminder does not exist", "BAD_REQUEST", 404);
+    await tx.reminder.delete({ where: { id: reminderId } });
+    await sendEvent(tx, [user.id], { type: "reminders", op: "remove", reminder_id: reminderId });
+  });
+}
+
+/**
+ * Delivers up to `limit` due reminders, each in its own transaction: the row
+ * is claimed with `FOR UPDATE SKIP LOCKED` (a scheduler on another replica
+ * skips it rather than waiting), the direct message from the realm's
+ * notification bot is stored, and the reminder is marked delivered, all
+ * together, so each reminder is sent exactly once. Returns how many were sent.
+ */
+export async function deliverDueReminders(
+  prisma: PrismaClient,
+  now: Date,
+  limit = 100,
+): Promise<number> {
+  let sent = 0;
+  while (sent < limit) {
+    const delivered = await prisma.$transaction(async (tx) => {
+      const [claimed] = await tx.$queryRaw<{ id: number }[]>`
+        SELECT id FROM reminders
+        WHERE NOT delivered AND NOT failed AND scheduled_timestamp <= ${now}
+        ORDER BY scheduled_timestamp, id
+        LIMIT 1
+        FOR UPDATE SKIP LOCKED`;
+      if (claimed === undefined) return false;
+      const reminder = await tx.reminder.findUniqueOrThrow({ where: { id: claimed.id } });
+      const bot = await tx.user.findFirst({
+        where: { realm_id: reminder.realm_id, is_system_bot: true, is_active: true },
+      });
+      if (bot === null) {
+        await tx.reminder.update({ where: { id: reminder.id }, data: { failed: true } });
+        return true;
+      }
+      const target = await tx.message.findUniqueOrThrow({
+        where: { id: reminder.message_id },
+        include: { sender: { select: { full_name: true } } },
+      });
+      const messageId = await insertMessage(
+        tx,
+        bot,
+        { kind: "direct", userIds: [reminder.user_id] },
+        reminderContent(reminder, target.sender.full_name, target.sender_id),
+      );
+      await tx.reminder.update({
+        where: { id: reminder.id },
+        data: { delivered: true, delivered_message_id: messageId },
+      });
+      await sendEvent(tx, [reminder.user_id], {
+        type: "reminders",
+        op: "remove",
+        reminder_id: reminder.id,
+      });
+      return true;
+    });
+    if (!delivered) break;
+    sent++;
+  }
+  return sent;
+}

@@ -1,0 +1,126 @@
+import { z } from "zod";
+import {
+  DEFAULT_INVITE_MINUTES,
+  type InviteTerms,
+  doCreateReusableInvite,
+  doInviteUsers,
+  doRevokeInvitation,
+  doRevokeReusableInvite,
+  listInvitations,
+} from "../actions/invitations";
+import { bool, int, json, str } from "../lib/params";
+import { realmUrl } from "../lib/realm-url";
+import { Role } from "../lib/roles";
+import type { Api } from "../lib/typed-endpoint";
+import type { Services } from "../services";
+
+/** The terms both kinds of invitation take. */
+const termParams = {
+  invite_expires_in_minutes: json(z.int().nullable())
+    .default(DEFAULT_INVITE_MINUTES)
+    .describe("Minutes until it expires; null for never"),
+  invite_as: int().default(Role.MEMBER),
+  stream_ids: json(z.array(z.int())).default([]),
+  group_ids: json(z.array(z.int())).default([]),
+  include_realm_default_subscriptions: bool().default(false),
+};
+
+function terms(params: {
+  invite_expires_in_minutes: number | null;
+  invite_as: number;
+  stream_ids: number[];
+  group_ids: number[];
+}): InviteTerms {
+  return {
+    expiresInMinutes: params.invite_expires_in_minutes,
+    inviteAs: params.invite_as,
+    channelIds: params.stream_ids,
+    groupIds: params.group_ids,
+  };
+}
+
+/** Invitations: by e-mail and as reusable links. */
+export function inviteRoutes(api: Api, { db, config, logger }: Services): void {
+  api.user(
+    "POST",
+    "/invites",
+    {
+      operationId: "send-invites",
+      summary: "Send invitations",
+      tag: "invites",
+      access: { guests: false },
+      params: {
+        invitee_emails: str().describe("Addresses, separated by commas or newlines"),
+        notify_referrer_on_join: bool().default(true),
+        ...termParams,
+      },
+    },
+    async ({ realm, user, params }) => {
+      await doInviteUsers(db.prisma, logger, user, {
+        emails: params.invitee_emails,
+        terms: terms(params),
+        notifyReferrerOnJoin: params.notify_referrer_on_join,
+        realmUrl: realmUrl(config, realm),
+      });
+      return {};
+    },
+  );
+
+  api.user(
+    "POST",
+    "/invites/multiuse",
+    {
+      operationId: "create-invite-link",
+      summary: "Create a reusable invitation link",
+      tag: "invites",
+      params: termParams,
+    },
+    async ({ realm, user, params }) => ({
+      invite_link: await doCreateReusableInvite(
+        db.prisma,
+        user,
+        terms(params),
+        realmUrl(config, realm),
+      ),
+    }),
+  );
+
+  api.user(
+    "GET",
+    "/invites",
+    { operationId: "get-invites", summary: "Get all invitations", tag: "invites", params: {} },
+    async ({ realm, user }) => ({
+      invites: await listInvitations(db.prisma, user, realmUrl(config, realm)),
+    }),
+  );
+
+  api.user(
+    "DELETE",
+    "/invites/{invite_id}",
+    {
+      operationId: "revoke-email-invite",
+      summary: "Revoke an email invitation",
+      tag: "invites",
+      params: {},
+    },
+    async ({ user, path }) => {
+      await doRevokeInvitation(db.prisma, user, path.invite_id);
+      return {};
+    },
+  );
+
+  api.user(
+    "DELETE",
+    "/invites/multiuse/{invite_id}",
+    {
+      operationId: "revoke-invite-link",
+      summary: "Revoke a reusable invitation link",
+      tag: "invites",
+      params: {},
+    },
+    async ({ user, path }) => {
+      await doRevokeReusableInvite(db.prisma, user, path.invite_id);
+      return {};
+    },
+  );
+}

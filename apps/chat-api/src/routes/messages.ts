@@ -1,0 +1,201 @@
+import { JsonableError } from "@repo/envelope";
+import { z } from "zod";
+import { doSendMessage } from "../actions/messages";
+import { doMarkAllAsRead, fetchMessages } from "../actions/read-messages";
+import { doCreateReminder, doDeleteReminder, listReminders } from "../actions/reminders";
+import { bool, int, json, oneOf, str } from "../lib/params";
+import type { Api } from "../lib/typed-endpoint";
+import type { Services } from "../services";
+
+const narrowSchema = z.array(
+  z.union([
+    z
+      .object({
+        operator: z.string(),
+        operand: z.union([z.string(), z.int(), z.array(z.int())]),
+        negated: z.boolean().optional(),
+      })
+      .strict(),
+    z.tuple([z.string(), z.union([z.string(), z.int()])]),
+  ]),
+);
+
+/** JSON text of `to`, or the contract's error. */
+function parseTo(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new JsonableError("to is not valid JSON");
+  }
+}
+
+/** `to` of a direct message: a JSON list of ids or emails, or comma-separated emails. */
+function directRecipients(raw: string): (number | string)[] {
+  const trimmed = raw.trim();
+  if (trimmed.startsWith("[")) {
+    const parsed = z.union([z.array(z.int()), z.array(z.string())]).safeParse(parseTo(trimmed));
+    if (!parsed.success) throw new JsonableError("Invalid user ID or email in 'to'");
+    return parsed.data;
+  }
+  if (/^\d+$/.test(trimmed)) return [Number(trimmed)];
+  return trimmed
+    .split(",")
+    .map((e) => e.trim())
+    .filter((e) => e !== "");
+}
+
+/** `to` of a channel message: an id, a name, or a JSON list of one of them. */
+function channelRecipient(raw: string): number | string {
+  const trimmed = raw.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  if (trimmed.startsWith("[")) {
+    const parsed = z.tuple([z.union([z.int(), z.string()])]).safeParse(parseTo(trimmed));
+    if (!parsed.success) throw new JsonableError("Invalid channel in 'to'");
+    return parsed.data[0];
+  }
+  return raw;
+}
+
+/** Messages (the minimal set: send, fetch, mark read) and reminders about them. */
+export function messageRoutes(api: Api, { db, config }: Services): void {
+  api.user(
+    "POST",
+    "/messages",
+    {
+      operationId: "send-message",
+      summary: "Send a message",
+      tag: "messages",
+      params: {
+        type: oneOf(["stream", "channel", "private", "direct"]),
+        to: str({ ownNulCheck: true }),
+        topic: str({ ownNulCheck: true }).alias("subject").default(""),
+        content: str({ ownNulCheck: true }),
+        queue_id: str().optional().describe("Accepted for compatibility; unused"),
+        local_id: str().optional().describe("Accepted for compatibility; unused"),
+        read_by_sender: bool()
+          .optional()
+          .describe("Accepted for compatibility; the sender has read it"),
+      },
+    },
+    async ({ user, params }) => {
+      const isChannel = params.type === "stream" || params.type === "channel";
+      const id = await doSendMessage(
+        db.prisma,
+        user,
+        isChannel
+          ? {
+              kind: "channel",
+              to: channelRecipient(params.to),
+              topic: params.topic,
+              content: params.content,
+            }
+          : { kind: "direct", to: directRecipients(params.to), content: params.content },
+      );
+      return { id };
+    },
+  );
+
+  api.user(
+    "GET",
+    "/messages",
+    {
+      operationId: "get-messages",
+      summary: "Get messages",
+      tag: "messages",
+      params: {
+        anchor: str().default("newest").describe("A message id, newest, oldest or first_unread"),
+        num_before: int({ min: 0 }).default(0),
+        num_after: int({ min: 0 }).default(0),
+        include_anchor: bool().default(true),
+        narrow: json(narrowSchema).default([]),
+        client_gravatar: bool().default(true),
+        apply_markdown: bool().default(true),
+        use_first_unread_anchor: bool().default(false),
+        allow_empty_topic_name: bool().default(false),
+      },
+    },
+    async ({ user, params }) => {
+      const raw = params.use_first_unread_anchor ? "first_unread" : params.anchor;
+      let anchor: "newest" | "oldest" | "first_unread" | number;
+      if (raw === "newest" || raw === "oldest" || raw === "first_unread") anchor = raw;
+      else if (/^\d{1,10}$/.test(raw) && Number(raw) <= 2_147_483_647) anchor = Number(raw);
+      else throw new JsonableError("Invalid anchor");
+      return fetchMessages(db.prisma, user, {
+        anchor,
+        numBefore: params.num_before,
+        numAfter: params.num_after,
+        includeAnchor: params.include_anchor,
+        narrow: params.narrow.map((term) =>
+          Array.isArray(term) ? { operator: term[0], operand: term[1] } : term,
+        ),
+        view: { clientGravatar: params.client_gravatar, applyMarkdown: params.apply_markdown },
+      });
+    },
+  );
+
+  api.user(
+    "POST",
+    "/mark_all_as_read",
+    {
+      operationId: "mark-all-as-read",
+      summary: "Mark all messages as read",
+      tag: "messages",
+      deprecated: true,
+      params: {},
+    },
+    async ({ user }) => ({
+      complete: await doMarkAllAsRead(db.prisma, user, config.CHAT_MARK_READ_BUDGET_MS),
+    }),
+  );
+
+  api.user(
+    "POST",
+    "/reminders",
+    {
+      operationId: "create-message-reminder",
+      summary: "Create a message reminder",
+      tag: "scheduled_messages",
+      params: {
+        message_id: int({ min: 1 }),
+        scheduled_delivery_timestamp: int({ min: 0, max: 253_402_300_799 }),
+        note: str().optional(),
+      },
+    },
+    async ({ user, params }) => ({
+      reminder_id: await doCreateReminder(
+        db.prisma,
+        user,
+        params.message_id,
+        params.scheduled_delivery_timestamp,
+        params.note,
+      ),
+    }),
+  );
+
+  api.user(
+    "GET",
+    "/reminders",
+    {
+      operationId: "get-reminders",
+      summary: "Get reminders",
+      tag: "scheduled_messages",
+      params: {},
+    },
+    async ({ user }) => ({ reminders: await listReminders(db.prisma, user.id) }),
+  );
+
+  api.user(
+    "DELETE",
+    "/reminders/{reminder_id}",
+    {
+      operationId: "delete-reminder",
+      summary: "Delete a reminder",
+      tag: "scheduled_messages",
+      params: {},
+    },
+    async ({ user, path }) => {
+      await doDeleteReminder(db.prisma, user, path.reminder_id);
+      return {};
+    },
+  );
+}
