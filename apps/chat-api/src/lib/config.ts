@@ -38,6 +38,11 @@ const schema = z.object({
   CHAT_PUSH_BOUNCER_URL: z
     .url({ protocol: /^https?$/, error: "must be an http(s) URL" })
     .optional(),
+  /** The push bouncer's credentials (HTTP Basic), when it asks for them. */
+  CHAT_PUSH_BOUNCER_ORG_ID: z.string().min(1).optional(),
+  CHAT_PUSH_BOUNCER_ORG_KEY: z.string().min(1).optional(),
+  /** How long a call to the push bouncer may take. */
+  CHAT_PUSH_BOUNCER_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   CHAT_RATE_LIMIT: flag.default(true),
   CHAT_RATE_LIMIT_REDIS_URL: z
     .string()

@@ -8,6 +8,7 @@ import { eventRoutes } from "./events";
 import { inviteRoutes } from "./invites";
 import { messageRoutes } from "./messages";
 import { presenceRoutes } from "./presence";
+import { pushRoutes } from "./push";
 import { openApiRoutes } from "./openapi";
 import { realmRoutes } from "./realm";
 import { serverRoutes } from "./server";
@@ -32,6 +33,7 @@ export function buildApi(services: Services): Api {
   presenceRoutes(api, services);
   messageRoutes(api, services);
   inviteRoutes(api, services);
+  pushRoutes(api, services);
   openApiRoutes(api, services);
   return api;
 }

@@ -1,0 +1,271 @@
+import { createHash } from "node:crypto";
+import { ErrorCode, JsonableError, RequestVariableMissingError } from "@repo/envelope";
+import type { Logger } from "pino";
+import type { PrismaClient, PushTokenKind } from "../gen/prisma/client";
+import type { AuthedUser } from "../lib/auth";
+import { type Bouncer, BouncerError, bouncerUnavailable } from "./bouncer";
+
+/** The contract's answer when no push service is configured (rule 5). */
+export function pushNotConfigured(): JsonableError {
+  return new JsonableError(
+    "Server is not configured to use push notification service.",
+    ErrorCode.PUSH_SERVICE_NOT_CONFIGURED,
+  );
+}
+
+/** Standard Base64 (RFC 4648, with padding, no URL alphabet) decoded, or undefined. */
+export function decodeBase64(text: string): Uint8Array<ArrayBuffer> | undefined {
+  if (text.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(text)) return undefined;
+  return new Uint8Array(Buffer.from(text, "base64"));
+}
+
+/** The cryptosystem byte of libsodium's secretbox, and its key length. */
+const SECRETBOX = 0x31;
+const SECRETBOX_KEY_BYTES = 32;
+
+/** `token_id` of a push token: the first 8 bytes of its SHA-256. */
+export function tokenId(token: string): Uint8Array<ArrayBuffer> {
+  return new Uint8Array(createHash("sha256").update(token).digest().subarray(0, 8));
+}
+
+/** The fields of POST /mobile_push/register, as sent (undefined = absent). */
+export interface PushRegisterFields {
+  deviceId: number;
+  pushKeyId: number | undefined;
+  pushKey: string | undefined;
+  tokenKind: PushTokenKind | undefined;
+  tokenId: string | undefined;
+  bouncerPublicKey: string | undefined;
+  encryptedPushRegistration: string | undefined;
+}
+
+/** The first missing field of a group, in the spec's order, or undefined when all are there. */
+function firstMissing(group: Record<string, unknown>): string | undefined {
+  return Object.entries(group).find(([, value]) => value === undefined)?.[0];
+}
+
+/**
+ * POST /mobile_push/register, the spec's five rules: no push service is
+ * `PUSH_SERVICE_NOT_CONFIGURED`; the device must be the caller's; an initial
+ * registration needs both field groups, a rotation one complete group; each
+ * field is checked; a token group is forwarded to the bouncer first (a
+ * failure stores nothing); then the registration and the removal of the
+ * user's legacy registrations with the same token are one transaction; last,
+ * the bouncer is told to drop those legacy tokens (all of the user's when none
+ * is left locally, so one that failed before goes too).
+ */
+export async function doRegisterPush(
+  prisma: PrismaClient,
+  bouncer: Bouncer | undefined,
+  logger: Logger,
+  user: AuthedUser,
+  fields: PushRegisterFields,
+): Promise<void> {
+  if (bouncer === undefined) throw pushNotConfigured();
+  const device = await prisma.device.findFirst({
+    where: { id: fields.deviceId, user_id: user.id },
+    include: { push_registration: true },
+  });
+  if (device === null) throw new JsonableError("Invalid device ID");
+
+  const keyGroup = { push_key: fields.pushKey, push_key_id: fields.pushKeyId };
+  const tokenGroup = {
+    token_kind: fields.tokenKind,
+    token_id: fields.tokenId,
+    bouncer_public_key: fields.bouncerPublicKey,
+    encrypted_push_registration: fields.encryptedPushRegistration,
+  };
+  const keyMissing = firstMissing(keyGroup);
+  const tokenMissing = firstMissing(tokenGroup);
+  const keyAny = Object.values(keyGroup).some((v) => v !== undefined);
+  const tokenAny = Object.values(tokenGroup).some((v) => v !== undefined);
+  const initial =
+    device.push_registration?.push_key == null || device.push_registration.token_id == null;
+  // A group partly sent, or (initially, or when nothing is sent) a group not sent at all.
+  if (keyMissing !== undefined && (keyAny || initial || !tokenAny))
+    throw new RequestVariableMissingError(keyMissing);
+  if (tokenMissing !== undefined && (tokenAny || initial))
+    throw new RequestVariableMissingError(tokenMissing);
+
+  const pushKey = fields.pushKey === undefined ? undefined : decodeBase64(fields.pushKey);
+  if (
+    fields.pushKey !== undefined &&
+    (pushKey === undefined ||
+      pushKey.length !== 1 + SECRETBOX_KEY_BYTES ||
+      pushKey[0] !== SECRETBOX)
+  )
+    throw new JsonableError("Invalid push_key");
+  const token = fields.tokenId === undefined ? undefined : decodeBase64(fields.tokenId);
+  if (fields.tokenId !== undefined && token?.length !== 8)
+    throw new JsonableError("Invalid token_id");
+  if (fields.bouncerPublicKey !== undefined && decodeBase64(fields.bouncerPublicKey) === undefined)
+    throw new JsonableError("Invalid bouncer_public_key");
+  if (
+    fields.encryptedPushRegistration !== undefined &&
+    decodeBase64(fields.encryptedPushRegistration) === undefined
+  )
+    throw new JsonableError("Invalid encrypted_push_registration");
+
+  if (tokenMissing === undefined) {
+    try {
+      await bouncer.post("e2ee/register", {
+        realm_id: user.realm_id,
+        user_id: user.id,
+        device_id: device.id,
+        token_kind: fields.tokenKind ?? "",
+        token_id: fields.tokenId ?? "",
+        bouncer_public_key: fields.bouncerPublicKey ?? "",
+        encrypted_push_registration: fields.encryptedPushRegistration ?? "",
+      });
+    } catch (error) {
+      if (error instanceof BouncerError) throw bouncerUnavailable(logger, error);
+      throw error;
+    }
+  }
+
+  const keyData =
+    keyMissing === undefined
+      ? { push_key: pushKey, push_key_id: BigInt(fields.pushKeyId ?? 0) }
+      : {};
+  const tokenData =
+    tokenMissing === undefined
+      ? {
+          token_kind: fields.tokenKind,
+          token_id: token,
+          bouncer_public_key: fields.bouncerPublicKey,
+          encrypted_push_registration: fields.encryptedPushRegistration,
+        }
+      : {};
+  const registeredToken = token ?? device.push_registration?.token_id ?? undefined;
+  const removed = await prisma.$transaction(async (tx) => {
+    await tx.pushRegistration.upsert({
+      where: { device_id: device.id },
+      create: { device_id: device.id, ...keyData, ...tokenData },
+      update: { ...keyData, ...tokenData, last_updated: new Date() },
+    });
+    if (registeredToken === undefined) return { tokens: [], left: 1 };
+    const matching = await tx.legacyPushToken.findMany({
+      where: { user_id: user.id, token_id: registeredToken },
+    });
+    await tx.legacyPushToken.deleteMany({ where: { id: { in: matching.map((m) => m.id) } } });
+    return {
+      tokens: matching,
+      left: await tx.legacyPushToken.count({ where: { user_id: user.id } }),
+    };
+  });
+  if (removed.tokens.length > 0) {
+    await forgetLegacyAtBouncer(bouncer, logger, user.id, removed.tokens, removed.left === 0);
+  }
+}
+
+/**
+ * Tells the bouncer that legacy tokens were removed locally: one call per
+ * token, or, when the user has none left, one call for all of the user's
+ * (which also drops any whose own removal failed earlier). Failures are
+ * logged; the local removal stands.
+ */
+async function forgetLegacyAtBouncer(
+  bouncer: Bouncer,
+  logger: Logger,
+  userId: number,
+  tokens: readonly { kind: PushTokenKind; token: string }[],
+  noneLeft: boolean,
+): Promise<void> {
+  const calls = noneLeft
+    ? [() => bouncer.post("unregister/all", { user_id: userId })]
+    : tokens.map(
+        (t) => () =>
+          bouncer.post("unregister", { user_id: userId, token: t.token, token_kind: t.kind }),
+      );
+  for (const call of calls) {
+    await call().catch((error: unknown) => {
+      logger.warn(
+        { detail: error instanceof BouncerError ? error.detail : String(error), user_id: userId },
+        "the push bouncer still holds a legacy token removed here",
+      );
+    });
+  }
+}
+
+/** POST /register_client_device: a new device record of the caller; returns its id. */
+export async function doRegisterDevice(prisma: PrismaClient, user: AuthedUser): Promise<number> {
+  const device = await prisma.device.create({ data: { user_id: user.id } });
+  return device.id;
+}
+
+/** POST /remove_client_device: removes one of the caller's devices with its push registration. */
+export async function doRemoveDevice(
+  prisma: PrismaClient,
+  user: AuthedUser,
+  deviceId: number,
+): Promise<void> {
+  const { count } = await prisma.device.deleteMany({ where: { id: deviceId, user_id: user.id } });
+  if (count === 0) throw new JsonableError("Invalid device ID");
+}
+
+/** Legacy (unencrypted) token registration: the kinds of the two old endpoints. */
+export interface LegacyToken {
+  kind: PushTokenKind;
+  token: string;
+  iosAppId?: string;
+}
+
+/** Zulip's checks of a legacy token: not empty, at most 4096 characters, hex for APNs. */
+function checkLegacyToken({ kind, token }: LegacyToken): void {
+  if (token === "" || token.length > 4096) throw new JsonableError("Empty or invalid length token");
+  if (kind === "apns" && !/^[0-9a-fA-F]+$/.test(token))
+    throw new JsonableError("Invalid APNS token");
+}
+
+/** POST /users/me/apns_device_token and /android_gcm_reg_id: registered at the bouncer, then stored. */
+export async function doAddLegacyToken(
+  prisma: PrismaClient,
+  bouncer: Bouncer | undefined,
+  logger: Logger,
+  user: AuthedUser,
+  legacy: LegacyToken,
+): Promise<void> {
+  if (bouncer === undefined) throw pushNotConfigured();
+  checkLegacyToken(legacy);
+  try {
+    await bouncer.post("register", {
+      user_id: user.id,
+      token: legacy.token,
+      token_kind: legacy.kind,
+      ...(legacy.iosAppId === undefined ? {} : { ios_app_id: legacy.iosAppId }),
+    });
+  } catch (error) {
+    if (error instanceof BouncerError) throw bouncerUnavailable(logger, error);
+    throw error;
+  }
+  await prisma.legacyPushToken.upsert({
+    where: { user_id_kind_token: { user_id: user.id, kind: legacy.kind, token: legacy.token } },
+    create: {
+      user_id: user.id,
+      kind: legacy.kind,
+      token: legacy.token,
+      token_id: tokenId(legacy.token),
+      ios_app_id: legacy.iosAppId ?? null,
+    },
+    update: { ios_app_id: legacy.iosAppId ?? null, last_updated: new Date() },
+  });
+}
+
+/** DELETE of a legacy token: removed here, then at the bouncer (best effort, as rule 4). */
+export async function doRemoveLegacyToken(
+  prisma: PrismaClient,
+  bouncer: Bouncer | undefined,
+  logger: Logger,
+  user: AuthedUser,
+  legacy: LegacyToken,
+): Promise<void> {
+  if (bouncer === undefined) throw pushNotConfigured();
+  const left = await prisma.$transaction(async (tx) => {
+    const { count } = await tx.legacyPushToken.deleteMany({
+      where: { user_id: user.id, kind: legacy.kind, token: legacy.token },
+    });
+    if (count === 0) throw new JsonableError("Token does not exist");
+    return tx.legacyPushToken.count({ where: { user_id: user.id } });
+  });
+  await forgetLegacyAtBouncer(bouncer, logger, user.id, [legacy], left === 0);
+}
