@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { JsonableError, renderError, renderSuccess } from "@repo/envelope";
+import { corsMiddleware } from "./lib/cors";
 import express, { type ErrorRequestHandler, type Request, type RequestHandler } from "express";
 import multer from "multer";
 import { pinoHttp } from "pino-http";
@@ -130,6 +131,9 @@ export function createApp(services: Services, api: Api = buildApi(services)): ex
         error !== undefined || res.statusCode >= 500 ? "error" : "info",
     }),
   );
+
+  const crossOrigin = corsMiddleware(services.config.CHAT_CORS_ORIGINS);
+  if (crossOrigin !== undefined) app.use(crossOrigin);
 
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });

@@ -5,6 +5,7 @@ import { ScoreboardService } from "@repo/proto-gen/scoreboard/v1";
 import { loadConfig } from "./config";
 import { HealthRegistry, ServingStatus } from "./health";
 import { createMetrics } from "./metrics";
+import { parseOrigins } from "./cors";
 import { createScoreboardServer } from "./server";
 import { Refresher } from "./snapshot/refresher";
 import { sourceFromSetting } from "./snapshot/sources";
@@ -35,6 +36,7 @@ async function main(): Promise<void> {
     {
       maxConnectionAgeMs: age === undefined ? undefined : age * 1000,
       maxConnectionAgeGraceMs: config.SCOREBOARD_MAX_CONNECTION_AGE_GRACE_SECONDS * 1000,
+      corsOrigins: parseOrigins(config.SCOREBOARD_CORS_ORIGINS),
     },
   );
   const metricsServer = http.createServer((req, res) => {

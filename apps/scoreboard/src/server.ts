@@ -3,6 +3,7 @@ import http2 from "node:http2";
 import net from "node:net";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { type RouteDeps, observe, routes } from "./connect";
+import { corsHandler } from "./cors";
 import { cacheHeaders, etagMatches } from "./http-cache";
 
 /** Settings of the listener. */
@@ -11,6 +12,8 @@ export interface ServerOptions {
   maxConnectionAgeMs?: number | undefined;
   /** Time a connection past its age gets to finish its calls before it is cut. */
   maxConnectionAgeGraceMs?: number | undefined;
+  /** Origins browser clients may call from (SCOREBOARD_CORS_ORIGINS); none when empty. */
+  corsOrigins?: readonly string[] | undefined;
 }
 
 /** The scoreboard's one port, and how to drain it. */
@@ -41,7 +44,20 @@ export function createScoreboardServer(
   /** HTTP/1.1 responses under way: told to close their connection when the server drains. */
   const openResponses = new Set<http.ServerResponse>();
 
+  const crossOrigin = corsHandler(options.corsOrigins ?? []);
+
   const handle = (
+    req: http.IncomingMessage | http2.Http2ServerRequest,
+    res: http.ServerResponse | http2.Http2ServerResponse,
+  ): void => {
+    if (crossOrigin === undefined) serve(req, res);
+    else
+      crossOrigin(req, res, () => {
+        serve(req, res);
+      });
+  };
+
+  const serve = (
     req: http.IncomingMessage | http2.Http2ServerRequest,
     res: http.ServerResponse | http2.Http2ServerResponse,
   ): void => {
