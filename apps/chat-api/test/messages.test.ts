@@ -81,6 +81,38 @@ describe("POST /api/v1/messages", () => {
     }
   });
 
+  it("sends each recipient a message event with their flags", async () => {
+    const register = async (who: string) =>
+      (
+        await server.call("POST", "/api/v1/register", {
+          ...as(who),
+          form: { event_types: ["message"] },
+        })
+      ).body.queue_id as string;
+    const queues = { othello: await register("othello"), cordelia: await register("cordelia") };
+    const sent = await send("othello", { type: "direct", to: [id("cordelia")], content: "Eyes" });
+    const events = async (who: "othello" | "cordelia") =>
+      (
+        await server.call("GET", "/api/v1/events", {
+          ...as(who),
+          query: { queue_id: queues[who], dont_block: true },
+        })
+      ).body.events as { type: string; flags: string[]; message: Record<string, unknown> }[];
+    const [mine] = await events("othello");
+    const [theirs] = await events("cordelia");
+    expect([mine?.type, mine?.flags, mine?.message.id]).toEqual([
+      "message",
+      ["read"],
+      sent.body.id,
+    ]);
+    expect([theirs?.type, theirs?.flags]).toEqual(["message", []]);
+    expect(theirs?.message).toMatchObject({
+      type: "private",
+      content: "<p>Eyes</p>",
+      sender_id: id("othello"),
+    });
+  });
+
   it.each([
     [
       { type: "stream", to: 999999, topic: "t", content: "c" },
