@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { JsonableError, renderError, renderSuccess } from "@repo/envelope";
 import { corsMiddleware } from "./lib/cors";
 import express, { type ErrorRequestHandler, type Request, type RequestHandler } from "express";
+import helmet from "helmet";
 import multer from "multer";
 import { pinoHttp } from "pino-http";
 import { type AuthedUser, authenticate } from "./lib/auth";
@@ -9,8 +10,6 @@ import { type Api, checkAccess, compileRoutes, matchRoute, readParams } from "./
 import { buildApi } from "./routes";
 import type { Services } from "./services";
 
-/** Largest request body accepted (form or multipart). */
-const BODY_LIMIT = 1024 * 1024;
 const REQUEST_ID = /^[\w.-]{1,64}$/;
 
 /**
@@ -59,7 +58,11 @@ function dispatcher(services: Services, api: Api): RequestHandler {
     );
     if (user !== undefined) checkAccess(operation.access, user);
     const fields = collectFields(req);
-    const { values, read } = readParams(operation.params, fields);
+    const { values, read } = readParams(
+      operation.params,
+      fields,
+      services.config.CHAT_MAX_JSON_DEPTH,
+    );
     // Aborts when the client goes away before the answer (a long-poll stops waiting).
     const gone = new AbortController();
     res.on("close", () => {
@@ -132,6 +135,17 @@ export function createApp(services: Services, api: Api = buildApi(services)): ex
     }),
   );
 
+  // Security headers on every answer (the API serves JSON only: nothing may frame,
+  // sniff or embed it; browsers keep to HTTPS once they have used it).
+  app.use(
+    helmet({
+      contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+      // With an allow-list, browser clients of other origins read answers through CORS.
+      crossOriginResourcePolicy: {
+        policy: services.config.CHAT_CORS_ORIGINS.length > 0 ? "cross-origin" : "same-origin",
+      },
+    }),
+  );
   const crossOrigin = corsMiddleware(services.config.CHAT_CORS_ORIGINS);
   if (crossOrigin !== undefined) app.use(crossOrigin);
 
@@ -143,7 +157,8 @@ export function createApp(services: Services, api: Api = buildApi(services)): ex
     res.status(up ? 200 : 503).json({ status: up ? "ok" : "database unavailable" });
   });
 
-  const multipart = multer({ limits: { fieldSize: BODY_LIMIT, fields: 1000, files: 0 } }).none();
+  const bodyLimit = services.config.CHAT_MAX_BODY_BYTES;
+  const multipart = multer({ limits: { fieldSize: bodyLimit, fields: 1000, files: 0 } }).none();
   // Anything the multipart parser fails on is the body's fault (busboy throws plain Errors).
   const forms: RequestHandler = (req, res, next) => {
     multipart(req, res, (error?: unknown) => {
@@ -152,7 +167,7 @@ export function createApp(services: Services, api: Api = buildApi(services)): ex
   };
   app.use(
     "/api/v1",
-    express.urlencoded({ extended: false, limit: BODY_LIMIT, parameterLimit: 1000 }),
+    express.urlencoded({ extended: false, limit: bodyLimit, parameterLimit: 1000 }),
     forms,
     dispatcher(services, api),
   );

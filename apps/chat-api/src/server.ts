@@ -55,7 +55,19 @@ export async function startServer(
   await services.bus.start();
   await services.events.start();
   await services.rateLimiter.ready();
-  const server = http.createServer(createApp(services, options.api));
+  const { config } = services;
+  const server = http.createServer(
+    {
+      maxHeaderSize: config.CHAT_MAX_HEADER_BYTES,
+      // Slow clients: the head must arrive within headersTimeout, the whole request
+      // within requestTimeout (long-polls are unaffected: their request is short).
+      headersTimeout: config.CHAT_HEADERS_TIMEOUT_SECONDS * 1000,
+      requestTimeout: config.CHAT_REQUEST_TIMEOUT_SECONDS * 1000,
+      // How often Node looks for connections past those times (its default is 30 s).
+      connectionsCheckingInterval: 1000,
+    },
+    createApp(services, options.api),
+  );
   server.on("clientError", answerClientError);
   const metricsServer = http.createServer((req, res) => {
     if (req.url !== "/metrics") {

@@ -1,3 +1,4 @@
+import { ErrorCode, JsonableError } from "@repo/envelope";
 import type { Logger } from "pino";
 import type { SqlRunner } from "../db/sql";
 
@@ -41,6 +42,34 @@ export class EventHub {
   /** Whether the hub is stopping (polls answer at once with what they have). */
   get stopping(): boolean {
     return this.closed;
+  }
+
+  private readonly pollsByUser = new Map<number, number>();
+
+  /**
+   * Counts a poll of `userId` while it runs; over `limit` at once on this
+   * replica, HTTP 429. Returns the function that ends it.
+   */
+  admitPoll(userId: number, limit: number): () => void {
+    const open = this.pollsByUser.get(userId) ?? 0;
+    if (open >= limit) {
+      throw new JsonableError(
+        `Too many event polls open at once for this user (limit: ${limit}).`,
+        ErrorCode.RATE_LIMIT_HIT,
+        429,
+        { "retry-after": 1 },
+        { "Retry-After": "1" },
+      );
+    }
+    this.pollsByUser.set(userId, open + 1);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      const left = (this.pollsByUser.get(userId) ?? 1) - 1;
+      if (left === 0) this.pollsByUser.delete(userId);
+      else this.pollsByUser.set(userId, left);
+    };
   }
 
   /** Number of polls waiting on this replica. */

@@ -87,6 +87,26 @@ const schema = z.object({
   CHAT_EVENT_QUEUE_TIMEOUT_SECONDS: z.coerce.number().positive().default(600),
   /** How often each replica looks for due reminders (they are claimed with SKIP LOCKED). */
   CHAT_REMINDER_POLL_SECONDS: z.coerce.number().positive().default(5),
+  /** Largest request body (form or multipart), in bytes; larger is 413. */
+  CHAT_MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
+  /** Largest request head (request line and headers, so the URL too), in bytes; larger is 431. */
+  CHAT_MAX_HEADER_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(16 * 1024),
+  /** Deepest nesting of a JSON parameter; deeper is refused before parsing. */
+  CHAT_MAX_JSON_DEPTH: z.coerce.number().int().min(1).default(32),
+  /** A client must send its whole request head within this time (slow-client protection). */
+  CHAT_HEADERS_TIMEOUT_SECONDS: z.coerce.number().positive().default(10),
+  /** A whole request (body included) must arrive within this time. */
+  CHAT_REQUEST_TIMEOUT_SECONDS: z.coerce.number().positive().default(30),
+  /** Most long-polls (GET /events) one user may hold open on one replica. */
+  CHAT_MAX_POLLS_PER_USER: z.coerce.number().int().min(1).default(20),
   /** On SIGTERM, how long in-flight requests may run before connections are cut. */
   CHAT_SHUTDOWN_GRACE_SECONDS: z.coerce.number().positive().default(25),
 });

@@ -280,6 +280,23 @@ export function parseJsonValue<S extends z.ZodType>(
   return result.data;
 }
 
+/** How deeply the arrays and objects of JSON `text` nest (strings skipped), without parsing it. */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === "[" || c === "{") deepest = Math.max(deepest, ++depth);
+    else if (c === "]" || c === "}") depth--;
+  }
+  return deepest;
+}
+
 /** A path segment that must be a non-negative 32-bit integer; anything else is an unknown path. */
 export const INT_PATH = /^(0|[1-9]\d{0,9})$/;
 

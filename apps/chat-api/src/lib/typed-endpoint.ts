@@ -10,7 +10,7 @@ import {
 import type { Realm } from "../gen/prisma/client";
 import type { AuthedUser } from "./auth";
 import { isAdministrator, isGuest, isOwner } from "./roles";
-import { type Param, type ParamValues, isIntPath } from "./params";
+import { type Param, type ParamValues, isIntPath, jsonDepth } from "./params";
 
 /** HTTP methods operations use. */
 export type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
@@ -226,6 +226,7 @@ export function checkAccess(access: Access, user: AuthedUser): void {
 export function readParams(
   declared: Record<string, Param<unknown, unknown>>,
   fields: ReadonlyMap<string, string>,
+  maxJsonDepth = Number.POSITIVE_INFINITY,
 ): { values: Record<string, unknown>; read: Set<string> } {
   const values: Record<string, unknown> = {};
   const read = new Set<string>();
@@ -240,7 +241,11 @@ export function readParams(
       values[name] = param.fallback;
       continue;
     }
-    values[name] = param.parse(fields.get(given) ?? "", given);
+    const raw = fields.get(given) ?? "";
+    // Refused before parsing, so that no nesting reaches a recursive parser.
+    if (param.jsonEncoded && jsonDepth(raw) > maxJsonDepth)
+      throw new JsonableError(`${given} is nested too deeply (limit: ${maxJsonDepth} levels)`);
+    values[name] = param.parse(raw, given);
   }
   return { values, read };
 }

@@ -129,16 +129,23 @@ export function eventRoutes(api: Api, { db, config, events }: Services): void {
         dont_block: bool().default(false),
       },
     },
-    async ({ user, params, request }) => ({
-      events: await pollEvents(db.prisma, events, user.id, {
-        queueId: params.queue_id,
-        lastEventId: params.last_event_id,
-        dontBlock: params.dont_block,
-        heartbeatMs: config.CHAT_EVENT_HEARTBEAT_SECONDS * 1000,
-        signal: request.signal,
-      }),
-      queue_id: params.queue_id,
-    }),
+    async ({ user, params, request }) => {
+      const release = events.admitPoll(user.id, config.CHAT_MAX_POLLS_PER_USER);
+      try {
+        return {
+          events: await pollEvents(db.prisma, events, user.id, {
+            queueId: params.queue_id,
+            lastEventId: params.last_event_id,
+            dontBlock: params.dont_block,
+            heartbeatMs: config.CHAT_EVENT_HEARTBEAT_SECONDS * 1000,
+            signal: request.signal,
+          }),
+          queue_id: params.queue_id,
+        };
+      } finally {
+        release();
+      }
+    },
   );
 
   api.user(
