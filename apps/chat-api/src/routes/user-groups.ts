@@ -2,11 +2,11 @@ import { JsonableError } from "@repo/envelope";
 import {
   accessUserGroup,
   doCreateUserGroup,
-  doDeactivateUserGroup,
   doUpdateSubgroups,
   isGroupMember,
   listUserGroups,
 } from "../actions/user-groups";
+import { doDeactivateUserGroup } from "../actions/user-group-deactivation";
 import { groupSettingParam } from "../lib/group-setting";
 import { z } from "zod";
 import { bool, json, str } from "../lib/params";
