@@ -1,10 +1,10 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { type RouteDeps, observe, routes } from "./connect";
 import { corsHandler } from "./cors";
 import { cacheHeaders, etagMatches } from "./http-cache";
+import { type NodeRequest, type NodeResponse, createRpcHandler } from "./rpc-handler";
 
 /** Settings of the listener. */
 export interface ServerOptions {
@@ -34,11 +34,11 @@ export function createScoreboardServer(
   deps: RouteDeps,
   options: ServerOptions = {},
 ): ScoreboardServer {
-  const connect = connectNodeAdapter({
-    routes: routes(deps),
+  const connect = createRpcHandler(routes(deps), {
     interceptors: [observe(deps)],
     // Requests are a few bytes; nothing legitimate comes near this.
     readMaxBytes: 64 * 1024,
+    logger: deps.logger,
   });
   let draining = false;
   /** HTTP/1.1 responses under way: told to close their connection when the server drains. */
@@ -46,10 +46,7 @@ export function createScoreboardServer(
 
   const crossOrigin = corsHandler(options.corsOrigins ?? []);
 
-  const handle = (
-    req: http.IncomingMessage | http2.Http2ServerRequest,
-    res: http.ServerResponse | http2.Http2ServerResponse,
-  ): void => {
+  const handle = (req: NodeRequest, res: NodeResponse): void => {
     if (crossOrigin === undefined) serve(req, res);
     else
       crossOrigin(req, res, () => {
@@ -57,10 +54,7 @@ export function createScoreboardServer(
       });
   };
 
-  const serve = (
-    req: http.IncomingMessage | http2.Http2ServerRequest,
-    res: http.ServerResponse | http2.Http2ServerResponse,
-  ): void => {
+  const serve = (req: NodeRequest, res: NodeResponse): void => {
     if (res instanceof http.ServerResponse) {
       if (draining) res.shouldKeepAlive = false;
       else {

@@ -8,6 +8,17 @@ import { cacheHeaders } from "./http-cache";
 import type { Snapshot } from "./snapshot/snapshot";
 import type { SnapshotStore } from "./snapshot/store";
 
+/** Longest username echoed in full in a NOT_FOUND message; longer ones are cut (gRPC sends it as a header). */
+const ECHO_MAX_CHARS = 100;
+
+/** `username` as quoted in a message: JSON-escaped, cut after {@link ECHO_MAX_CHARS} code points. */
+function quoted(username: string): string {
+  const points = Array.from(username);
+  return points.length <= ECHO_MAX_CHARS
+    ? JSON.stringify(username)
+    : `${JSON.stringify(points.slice(0, ECHO_MAX_CHARS).join(""))}...`;
+}
+
 function invalid(message: string): ConnectError {
   return new ConnectError(message, Code.InvalidArgument);
 }
@@ -64,7 +75,7 @@ export function createScoreboardService(
       const snapshot = loaded(store);
       const entry = snapshot.byUsername(username);
       if (entry === undefined) {
-        throw new ConnectError(`username ${JSON.stringify(username)} not found`, Code.NotFound);
+        throw new ConnectError(`username ${quoted(username)} not found`, Code.NotFound);
       }
       cacheable(context, snapshot, store);
       return entry;
