@@ -57,6 +57,26 @@ export function stagesOf(instructions: readonly Instruction[]): Stage[] {
   return stages;
 }
 
+/**
+ * A `pnpm install` that runs before the workspace's patch folder is copied in:
+ * with `patchedDependencies` set, pnpm refuses to install without the patches.
+ */
+function unpatchedInstalls(app: string, build: Stage[]): string[] {
+  const problems: string[] = [];
+  for (const stage of build) {
+    let patched = false;
+    for (const instruction of stage.instructions) {
+      if (instruction.keyword === "COPY" && /(^|\s)patches(\/|\s)/.test(instruction.args))
+        patched = true;
+      if (instruction.keyword === "RUN" && /pnpm install/.test(instruction.args) && !patched)
+        problems.push(
+          `${app}: line ${instruction.line} installs before the patches folder is copied in`,
+        );
+    }
+  }
+  return problems;
+}
+
 /** The `--flag=value` options and the plain arguments of a COPY. */
 function copyParts(args: string): { from: string | undefined; sources: string[] } {
   const words = args.split(/\s+/);
@@ -94,6 +114,7 @@ export function checkDockerfile(app: string, text: string, root = REPO_ROOT): st
     }
   }
   const build = stages.slice(0, -1);
+  problems.push(...unpatchedInstalls(app, build));
   if (!build.some((s) => s.instructions.some((i) => /\bdeploy\b.*--prod\b/.test(i.args))))
     problems.push(`${app}: no build stage deploys the app with only its production dependencies`);
 

@@ -34,6 +34,12 @@ describe("the Dockerfile rules catch what they are for", () => {
     expect(checkDockerfile("scoreboard", good.replace("USER 1000:1000", "USER 0"))).toHaveLength(1);
   });
 
+  it("an install before the patched dependencies' patches are there", () => {
+    expect(checkDockerfile("scoreboard", good.replace("COPY patches ./patches\n", ""))).toEqual([
+      expect.stringMatching(/installs before the patches folder is copied in$/) as string,
+    ]);
+  });
+
   it("a COPY of a path that does not exist", () => {
     expect(
       checkDockerfile("scoreboard", good.replace("COPY proto ./proto", "COPY protos ./proto")),
