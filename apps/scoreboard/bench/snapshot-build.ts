@@ -8,18 +8,9 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { parseBoard } from "../src/snapshot/parse";
 import { parseInWorker } from "../src/snapshot/parse-in-worker";
 import { Snapshot } from "../src/snapshot/snapshot";
+import { boardCsv } from "./boards";
 
 const SIZE = Number(process.env.BENCH_BOARD_SIZE ?? 1_000_000);
-
-function board(): Buffer {
-  const lines = ["rank,username,profile_path,country,grade,score"];
-  for (let rank = 1; rank <= SIZE; rank++) {
-    lines.push(
-      `${rank},player_${rank.toString(36)}${rank % 10 === 0 ? "_Ü" : ""},/users/player_${rank},DE,A,${SIZE - rank}`,
-    );
-  }
-  return Buffer.from(lines.join("\n"));
-}
 
 function collect(): number {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -53,7 +44,7 @@ async function measure<T>(
 }
 
 async function main(): Promise<void> {
-  const bytes = board();
+  const bytes = boardCsv(SIZE);
   // Warm-up: the first worker start pays for module loading.
   await parseInWorker(Buffer.from("username,profile_path,country,grade,score\na,/a,,A,1\n"), {});
   const before = collect();

@@ -3,6 +3,7 @@ import http2 from "node:http2";
 import net from "node:net";
 import { type RouteDeps, observe, routes } from "./connect";
 import { corsHandler } from "./cors";
+import { createGrpcFastLane } from "./grpc-fast-lane";
 import { cacheHeaders, etagMatches } from "./http-cache";
 import { type NodeRequest, type NodeResponse, createRpcHandler } from "./rpc-handler";
 
@@ -14,6 +15,8 @@ export interface ServerOptions {
   maxConnectionAgeGraceMs?: number | undefined;
   /** Origins browser clients may call from (SCOREBOARD_CORS_ORIGINS); none when empty. */
   corsOrigins?: readonly string[] | undefined;
+  /** Serve unary gRPC over HTTP/2 on the fast lane (default); false sends every call through connect-es. */
+  grpcFastLane?: boolean | undefined;
 }
 
 /** The scoreboard's one port, and how to drain it. */
@@ -40,6 +43,7 @@ export function createScoreboardServer(
     readMaxBytes: 64 * 1024,
     logger: deps.logger,
   });
+  const grpcFastLane = options.grpcFastLane === false ? () => false : createGrpcFastLane(deps);
   let draining = false;
   /** HTTP/1.1 responses under way: told to close their connection when the server drains. */
   const openResponses = new Set<http.ServerResponse>();
@@ -55,6 +59,11 @@ export function createScoreboardServer(
   };
 
   const serve = (req: NodeRequest, res: NodeResponse): void => {
+    if (
+      req instanceof http2.Http2ServerRequest &&
+      grpcFastLane(req, res as http2.Http2ServerResponse)
+    )
+      return;
     if (res instanceof http.ServerResponse) {
       if (draining) res.shouldKeepAlive = false;
       else {

@@ -1,6 +1,9 @@
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import type {
   Entry,
+  GetByRankRequest,
+  GetByUsernameRequest,
+  ListScoreboardRequest,
   ListScoreboardResponse,
   ScoreboardService,
 } from "@repo/proto-gen/scoreboard/v1";
@@ -32,6 +35,58 @@ function loaded(store: SnapshotStore): Snapshot {
   return snapshot;
 }
 
+/** A page of the board, with the snapshot it was read from. */
+export interface PageAnswer {
+  snapshot: Snapshot;
+  /** Index of the page's first entry (the request's offset). */
+  offset: number;
+  entries: readonly Entry[];
+}
+
+/** One entry, with the snapshot it was read from. */
+export interface EntryAnswer {
+  snapshot: Snapshot;
+  entry: Entry;
+}
+
+/**
+ * The three RPCs as plain functions of the store, shared by the Connect routes
+ * and the gRPC fast lane: each reads one snapshot, once, or throws the
+ * contract's ConnectError.
+ */
+export const scoreboardCalls = {
+  listScoreboard(
+    store: SnapshotStore,
+    { offset, limit }: Pick<ListScoreboardRequest, "offset" | "limit">,
+  ): PageAnswer {
+    if (offset < 0) throw invalid("offset must not be negative");
+    if (limit < 0) throw invalid("limit must not be negative");
+    const snapshot = loaded(store);
+    return { snapshot, offset, entries: snapshot.page(offset, limit) };
+  },
+
+  getByRank(store: SnapshotStore, { rank }: Pick<GetByRankRequest, "rank">): EntryAnswer {
+    if (rank < 1) throw invalid("rank must be 1 or greater");
+    const snapshot = loaded(store);
+    const entry = snapshot.byRank(rank);
+    if (entry === undefined) throw new ConnectError(`rank ${rank} not found`, Code.NotFound);
+    return { snapshot, entry };
+  },
+
+  getByUsername(
+    store: SnapshotStore,
+    { username }: Pick<GetByUsernameRequest, "username">,
+  ): EntryAnswer {
+    if (username === "") throw invalid("username must not be empty");
+    const snapshot = loaded(store);
+    const entry = snapshot.byUsername(username);
+    if (entry === undefined) {
+      throw new ConnectError(`username ${quoted(username)} not found`, Code.NotFound);
+    }
+    return { snapshot, entry };
+  },
+};
+
 /**
  * Connect GET responses are cacheable: the snapshot's ETag, and a max-age that
  * ends at the next refresh.
@@ -43,40 +98,30 @@ function cacheable(context: HandlerContext, snapshot: Snapshot, store: SnapshotS
   }
 }
 
-/** scoreboard.v1.ScoreboardService: each call reads one snapshot, once. */
+/** scoreboard.v1.ScoreboardService for connect-es: each call reads one snapshot, once. */
 export function createScoreboardService(
   store: SnapshotStore,
 ): ServiceImpl<typeof ScoreboardService> {
   return {
-    listScoreboard({ offset, limit }, context): ListScoreboardResponse {
-      if (offset < 0) throw invalid("offset must not be negative");
-      if (limit < 0) throw invalid("limit must not be negative");
-      const snapshot = loaded(store);
+    listScoreboard(request, context): ListScoreboardResponse {
+      const { snapshot, entries } = scoreboardCalls.listScoreboard(store, request);
       cacheable(context, snapshot, store);
       return {
         $typeName: "scoreboard.v1.ListScoreboardResponse",
-        entries: snapshot.page(offset, limit) as Entry[],
+        entries: entries as Entry[],
         total: snapshot.total,
         fetchedAt: snapshot.fetchedAt,
       };
     },
 
-    getByRank({ rank }, context): Entry {
-      if (rank < 1) throw invalid("rank must be 1 or greater");
-      const snapshot = loaded(store);
-      const entry = snapshot.byRank(rank);
-      if (entry === undefined) throw new ConnectError(`rank ${rank} not found`, Code.NotFound);
+    getByRank(request, context): Entry {
+      const { snapshot, entry } = scoreboardCalls.getByRank(store, request);
       cacheable(context, snapshot, store);
       return entry;
     },
 
-    getByUsername({ username }, context): Entry {
-      if (username === "") throw invalid("username must not be empty");
-      const snapshot = loaded(store);
-      const entry = snapshot.byUsername(username);
-      if (entry === undefined) {
-        throw new ConnectError(`username ${quoted(username)} not found`, Code.NotFound);
-      }
+    getByUsername(request, context): Entry {
+      const { snapshot, entry } = scoreboardCalls.getByUsername(store, request);
       cacheable(context, snapshot, store);
       return entry;
     },

@@ -1,0 +1,400 @@
+/**
+ * The scoreboard's calls under load, against references measured in the same
+ * run: an @grpc/grpc-js server answering the same RPCs from the same board
+ * (bench/grpc-js-reference.ts) and a bare node:http2 handler returning the
+ * service's own reply bytes (bench/h2-ceiling.ts, the ceiling of this runtime).
+ * Load comes from h2load in another process over loopback. Then a refresh of a
+ * 1,000,000-entry board under a steady read load: event-loop delay and read
+ * latency while it builds. Writes its section of docs/benchmarks.md.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import http2 from "node:http2";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import {
+  type LoadResult,
+  type Served,
+  freePort,
+  h2load,
+  machine,
+  serve,
+  summarize,
+  table,
+  windowed,
+  writeSection,
+  ensureH2load,
+} from "@repo/bench-kit";
+import {
+  GetByRankRequestSchema,
+  GetByUsernameRequestSchema,
+  ListScoreboardRequestSchema,
+  ListScoreboardResponseSchema,
+} from "@repo/proto-gen/scoreboard/v1";
+import { boardCsv, usernameOf } from "./boards";
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+const LOAD = { connections: 4, streams: 10, seconds: SECONDS, warmUpSeconds: 1 };
+const PATH = "/scoreboard.v1.ScoreboardService/";
+const GRPC_HEADERS = { "content-type": "application/grpc", te: "trailers" };
+const TS = ["--conditions=@repo/source", "--require", "@swc-node/register"];
+const DOCS = join(__dirname, "../../../docs/benchmarks.md");
+
+type Target = "ours" | "grpc-js" | "ceiling";
+interface Case {
+  name: string;
+  board: "100k" | "10k";
+  method: string;
+  message: Uint8Array;
+  /** Connect GET instead of gRPC (ours only). */
+  connectGet?: boolean;
+}
+
+const RANK = 4242;
+const CASES: Case[] = [
+  {
+    name: "GetByRank",
+    board: "100k",
+    method: "GetByRank",
+    message: toBinary(GetByRankRequestSchema, create(GetByRankRequestSchema, { rank: RANK })),
+  },
+  {
+    name: "GetByUsername",
+    board: "100k",
+    method: "GetByUsername",
+    message: toBinary(
+      GetByUsernameRequestSchema,
+      create(GetByUsernameRequestSchema, { username: usernameOf(RANK).toUpperCase() }),
+    ),
+  },
+  {
+    name: "ListScoreboard limit 100",
+    board: "100k",
+    method: "ListScoreboard",
+    message: toBinary(
+      ListScoreboardRequestSchema,
+      create(ListScoreboardRequestSchema, { offset: 5000, limit: 100 }),
+    ),
+  },
+  {
+    name: "ListScoreboard limit 0 (10,000 entries)",
+    board: "10k",
+    method: "ListScoreboard",
+    message: toBinary(ListScoreboardRequestSchema, create(ListScoreboardRequestSchema, {})),
+  },
+  {
+    name: "GetByRank, Connect GET",
+    board: "100k",
+    method: "GetByRank",
+    message: toBinary(GetByRankRequestSchema, create(GetByRankRequestSchema, { rank: RANK })),
+    connectGet: true,
+  },
+];
+
+function framed(message: Uint8Array): Buffer {
+  const frame = Buffer.alloc(5 + message.length);
+  frame.writeUInt32BE(message.length, 1);
+  frame.set(message, 5);
+  return frame;
+}
+
+/** One gRPC call over a fresh h2c session: the reply message and grpc-status. */
+async function grpcCall(
+  port: number,
+  method: string,
+  message: Uint8Array,
+): Promise<{ status: string; reply: Buffer }> {
+  const session = http2.connect(`http://127.0.0.1:${port}`);
+  try {
+    return await new Promise((resolve, reject) => {
+      const stream = session.request({
+        ":method": "POST",
+        ":path": PATH + method,
+        ...GRPC_HEADERS,
+      });
+      const chunks: Buffer[] = [];
+      let status = "";
+      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+      stream.on("trailers", (trailers: http2.IncomingHttpHeaders) => {
+        status = String(trailers["grpc-status"]);
+      });
+      stream.on("end", () => {
+        const body = Buffer.concat(chunks);
+        resolve({
+          status,
+          reply: body.subarray(5, 5 + (body.length >= 5 ? body.readUInt32BE(1) : 0)),
+        });
+      });
+      stream.on("error", reject);
+      stream.end(framed(message));
+    });
+  } finally {
+    session.close();
+  }
+}
+
+/** Waits until the service at `port` answers GetByRank(1): its board is loaded. */
+async function untilLoaded(port: number, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const probe = toBinary(GetByRankRequestSchema, create(GetByRankRequestSchema, { rank: 1 }));
+  while ((await grpcCall(port, "GetByRank", probe).catch(() => undefined))?.status !== "0") {
+    if (Date.now() > deadline) throw new Error(`the service on ${port} never loaded its board`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** The service (built, as `pnpm start` runs it) over `source`. */
+async function startOurs(source: string, env: Record<string, string> = {}): Promise<Served> {
+  const port = await freePort();
+  const served = await serve(process.execPath, ["dist/index.js"], port, {
+    SCOREBOARD_PORT: String(port),
+    SCOREBOARD_METRICS_PORT: String(await freePort()),
+    SCOREBOARD_HOST: "127.0.0.1",
+    SCOREBOARD_SOURCE: source,
+    SCOREBOARD_LOG_LEVEL: "warn",
+    ...env,
+  });
+  await untilLoaded(port);
+  return served;
+}
+
+async function startGrpcJs(file: string): Promise<Served> {
+  const port = await freePort();
+  return serve(process.execPath, [...TS, "bench/grpc-js-reference.ts", String(port), file], port);
+}
+
+async function startCeiling(reply: Buffer): Promise<Served> {
+  const port = await freePort();
+  const file = join(mkdtempSync(join(tmpdir(), "ceiling-")), "reply.bin");
+  writeFileSync(file, reply);
+  return serve(process.execPath, [...TS, "bench/h2-ceiling.ts", String(port), file], port);
+}
+
+/** Both implementations must give the same answer before their speeds mean anything. */
+function sameAnswer(c: Case, ours: Buffer, reference: Buffer): boolean {
+  if (c.method !== "ListScoreboard") return ours.equals(reference);
+  const [a, b] = [
+    fromBinary(ListScoreboardResponseSchema, ours),
+    fromBinary(ListScoreboardResponseSchema, reference),
+  ];
+  return a.total === b.total && JSON.stringify(a.entries) === JSON.stringify(b.entries); // fetched_at differs
+}
+
+function load(port: number, c: Case): Promise<LoadResult> {
+  if (c.connectGet === true) {
+    const query = new URLSearchParams({
+      connect: "v1",
+      encoding: "proto",
+      base64: "1",
+      message: Buffer.from(c.message).toString("base64url"),
+    });
+    return h2load({
+      ...LOAD,
+      url: `http://127.0.0.1:${port}${PATH}${c.method}?${query.toString()}`,
+    });
+  }
+  return h2load({
+    ...LOAD,
+    url: `http://127.0.0.1:${port}${PATH}${c.method}`,
+    body: framed(c.message),
+    headers: GRPC_HEADERS,
+  });
+}
+
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+async function throughput(dir: string): Promise<string> {
+  const files = { "100k": join(dir, "board-100k.csv"), "10k": join(dir, "board-10k.csv") };
+  writeFileSync(files["100k"], boardCsv(100_000));
+  writeFileSync(files["10k"], boardCsv(10_000));
+  const rows: string[][] = [];
+  const ratios: string[] = [];
+  const gRpcRank: Record<string, number> = {};
+  for (const c of CASES) {
+    const ours = await startOurs(files[c.board]);
+    const reference = await startGrpcJs(files[c.board]);
+    const mine = await grpcCall(ours.port, c.method, c.message);
+    const theirs = await grpcCall(reference.port, c.method, c.message);
+    if (mine.status !== "0" || theirs.status !== "0" || !sameAnswer(c, mine.reply, theirs.reply))
+      throw new Error(`${c.name}: the service and the grpc-js reference disagree`);
+    const ceiling = await startCeiling(mine.reply);
+    const targets: Record<Target, Served | undefined> = {
+      ours,
+      "grpc-js": c.connectGet === true ? undefined : reference,
+      ceiling: c.connectGet === true ? undefined : ceiling,
+    };
+    const results: Record<Target, LoadResult[]> = { ours: [], "grpc-js": [], ceiling: [] };
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const target of ["ours", "grpc-js", "ceiling"] as const) {
+        const served = targets[target];
+        if (served === undefined) continue;
+        const result = await load(served.port, c);
+        if (result.failures > 0)
+          throw new Error(`${c.name} on ${target}: ${result.failures} failed requests`);
+        results[target].push(result);
+      }
+    }
+    await Promise.all([ours.stop(), reference.stop(), ceiling.stop()]);
+    const median = (target: Target) =>
+      summarize(results[target].map((r) => r.requestsPerSecond)).median;
+    for (const target of ["ours", "grpc-js", "ceiling"] as const) {
+      if (results[target].length === 0) continue;
+      const rps = summarize(results[target].map((r) => r.requestsPerSecond));
+      const p50 = summarize(results[target].map((r) => r.p50Ms)).median;
+      const p99 = summarize(results[target].map((r) => r.p99Ms)).median;
+      rows.push([
+        c.name,
+        target,
+        fmt(rps.median),
+        `${fmt(rps.spread * 100, 1)} %`,
+        fmt(p50, 2),
+        fmt(p99, 2),
+      ]);
+    }
+    if (c.connectGet === true) {
+      const rank = gRpcRank.ours ?? Number.NaN;
+      ratios.push(`- ${c.name}: ${fmt(median("ours") / rank, 2)}x our gRPC GetByRank`);
+    } else {
+      if (c.name === "GetByRank") gRpcRank.ours = median("ours");
+      ratios.push(
+        `- ${c.name}: ${fmt(median("ours") / median("grpc-js"), 2)}x grpc-js, ${fmt(median("ours") / median("ceiling"), 2)}x the bare http2 ceiling`,
+      );
+    }
+  }
+  return [
+    table(["call", "server", "requests/s (median)", "spread", "p50 ms", "p99 ms"], rows),
+    "",
+    "Ratios of the medians, ours over the reference:",
+    "",
+    ...ratios,
+  ].join("\n");
+}
+
+/** Scrapes one gauge or counter sample from a Prometheus text page. */
+function sample(page: string, name: string): number {
+  const line = page.split("\n").find((l) => l.startsWith(name));
+  return Number(line?.slice(line.lastIndexOf(" ") + 1) ?? Number.NaN);
+}
+
+async function refreshUnderLoad(): Promise<string> {
+  const size = 1_000_000;
+  const csv = boardCsv(size);
+  const fetches: number[] = [];
+  const files = http.createServer((_, res) => {
+    fetches.push(Date.now());
+    res.writeHead(200, { "content-type": "text/csv", "cache-control": "no-store" });
+    res.end(csv);
+  });
+  const filePort = await freePort();
+  files.listen(filePort, "127.0.0.1");
+  const metricsPort = await freePort();
+  const ours = await startOurs(`http://127.0.0.1:${filePort}/board.csv`, {
+    SCOREBOARD_REFRESH_SECONDS: "12",
+    SCOREBOARD_FETCH_TIMEOUT_SECONDS: "60",
+    SCOREBOARD_METRICS_PORT: String(metricsPort),
+  });
+  const polls: { at: number; lagMax: number; lagP99: number; updated: number }[] = [];
+  const polling = { on: true };
+  const poller = (async () => {
+    while (polling.on) {
+      const page = await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text());
+      polls.push({
+        at: Date.now(),
+        lagMax: sample(page, "nodejs_eventloop_lag_max_seconds") * 1000,
+        lagP99: sample(page, "nodejs_eventloop_lag_p99_seconds") * 1000,
+        updated: sample(page, 'scoreboard_snapshot_refreshes_total{outcome="updated"}'),
+      });
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  })();
+  const started = Date.now();
+  const message = CASES[0]?.message ?? new Uint8Array();
+  const reads = await h2load({
+    url: `http://127.0.0.1:${ours.port}${PATH}GetByRank`,
+    body: framed(message),
+    headers: GRPC_HEADERS,
+    seconds: 40,
+    warmUpSeconds: 0,
+    connections: 4,
+    streams: 1,
+    rate: 250,
+  });
+  polling.on = false;
+  await poller;
+  await ours.stop();
+  files.close();
+  // Build windows: from each fetch to the first poll that saw the swap.
+  const builds = fetches
+    .filter((at) => at > started)
+    .map((from) => {
+      const before = polls.filter((p) => p.at <= from).at(-1)?.updated ?? 0;
+      const to = polls.find((p) => p.at > from && p.updated > before)?.at;
+      return { from, to };
+    })
+    .filter((b): b is { from: number; to: number } => b.to !== undefined);
+  if (builds.length === 0) throw new Error("no refresh completed during the read load");
+  const inBuild = (at: number) => builds.some((b) => at >= b.from && at < b.to);
+  const during = builds.map((b) => windowed(reads.samples, b.from, b.to));
+  const duringP99 = Math.max(...during.map((d) => d.p99Ms));
+  const quiet = reads.samples.filter((s) => !inBuild(s.startMs) && s.startMs > started + 2000);
+  const quietWindow = windowed(quiet, 0, Number.MAX_SAFE_INTEGER);
+  const buildPolls = polls.filter((p) => builds.some((b) => p.at > b.from && p.at <= b.to + 250));
+  const lagMax = Math.max(...buildPolls.map((p) => p.lagMax));
+  const lagP99 = Math.max(...buildPolls.map((p) => p.lagP99));
+  const buildSeconds = builds.map((b) => ((b.to - b.from) / 1000).toFixed(1)).join(", ");
+  return [
+    `A ${fmt(size)}-entry board (${fmt(csv.length / 2 ** 20, 1)} MiB of CSV) refreshed from a local HTTP source every 12 s while h2load reads GetByRank at 1,000 calls/s for 40 s (${fmt(reads.samples.length)} calls, ${reads.failures} failed).`,
+    "",
+    table(
+      ["figure", "value"],
+      [
+        ["refreshes measured (fetch to swap, s)", `${builds.length} (${buildSeconds})`],
+        ["event-loop delay during a build, p99 (worst 250 ms window)", `${fmt(lagP99, 1)} ms`],
+        ["event-loop delay during a build, max", `${fmt(lagMax, 1)} ms`],
+        [
+          "read p99 outside builds",
+          `${fmt(quietWindow.p99Ms, 2)} ms (${fmt(quietWindow.count)} calls)`,
+        ],
+        [
+          "read p99 during builds",
+          `${fmt(duringP99, 2)} ms (${fmt(during.reduce((n, d) => n + d.count, 0))} calls)`,
+        ],
+        ["ratio, during / outside", `${fmt(duringP99 / quietWindow.p99Ms, 2)}x`],
+      ],
+    ),
+  ].join("\n");
+}
+
+async function main(): Promise<void> {
+  await ensureH2load();
+  const dir = mkdtempSync(join(tmpdir(), "scoreboard-bench-"));
+  const startedAt = new Date().toISOString();
+  const calls = await throughput(dir);
+  process.stdout.write(`${calls}\n\n`);
+  const refresh = await refreshUnderLoad();
+  process.stdout.write(`${refresh}\n`);
+  writeSection(
+    DOCS,
+    "scoreboard",
+    [
+      "## scoreboard",
+      "",
+      `Run ${startedAt} with \`pnpm bench\` (\`pnpm --filter scoreboard bench\` for this part alone) on ${machine()}.`,
+      `Each call: ${ROUNDS} rounds of ${SECONDS} s (after 1 s of warm-up) per server, servers taking turns; h2load with ${LOAD.connections} connections x ${LOAD.streams} streams, one thread. Spread = (max - min) / median of the rounds' requests/s.`,
+      "",
+      calls,
+      "",
+      "### A 1,000,000-entry refresh under read load",
+      "",
+      refresh,
+    ].join("\n"),
+  );
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? String(error.stack) : String(error)}\n`);
+  process.exit(1);
+});

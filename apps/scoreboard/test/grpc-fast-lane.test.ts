@@ -1,0 +1,209 @@
+import http2 from "node:http2";
+import { create, toBinary } from "@bufbuild/protobuf";
+import fc from "fast-check";
+import {
+  GetByRankRequestSchema,
+  GetByUsernameRequestSchema,
+  ListScoreboardRequestSchema,
+} from "@repo/proto-gen/scoreboard/v1";
+import type { AddressInfo } from "node:net";
+import { createGrpcFastLane } from "../src/grpc-fast-lane";
+import { HealthRegistry } from "../src/health";
+import { createMetrics } from "../src/metrics";
+import { SnapshotStore } from "../src/snapshot/store";
+import { type RawAnswer, envelope, rawH2 } from "./raw-client";
+import { type Row, type Running, rows, silent, snapshotOf, startServer } from "./helpers";
+
+/**
+ * The gRPC fast lane against connect-es, on the same snapshot: generated calls
+ * (well-formed and hostile) sent to a server with the lane and to one without
+ * must get the very same status, trailers and reply bytes.
+ */
+const SEED = 20_261_123;
+const RUNS = 600;
+
+const BOARD: Row[] = [
+  ...rows(30),
+  { rank: 31, username: "Zoë", profile_path: "/u/z", country: "", grade: "", score: -5 },
+  { rank: 32, username: "zoë", profile_path: "", country: "NL", grade: "B", score: 0 },
+];
+const PATH = "/scoreboard.v1.ScoreboardService/";
+const rankOne = envelope(
+  toBinary(GetByRankRequestSchema, create(GetByRankRequestSchema, { rank: 1 })),
+);
+
+let store: SnapshotStore;
+let fast: Running;
+let connectOnly: Running;
+let fastSession: http2.ClientHttp2Session;
+let connectSession: http2.ClientHttp2Session;
+
+beforeAll(async () => {
+  store = new SnapshotStore();
+  store.swap(await snapshotOf(BOARD, 1_700_000_321n));
+  fast = await startServer(store);
+  connectOnly = await startServer(store, { grpcFastLane: false });
+  fastSession = http2.connect(fast.baseUrl);
+  connectSession = http2.connect(connectOnly.baseUrl);
+});
+
+afterAll(async () => {
+  fastSession.close();
+  connectSession.close();
+  await Promise.all([fast.shutdown(), connectOnly.shutdown()]);
+});
+
+const int32 = fc.oneof(
+  fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
+  fc.integer({ min: -2, max: 35 }),
+);
+const message = fc.oneof(
+  int32.map((rank) => ({
+    rpc: "GetByRank",
+    bytes: toBinary(GetByRankRequestSchema, create(GetByRankRequestSchema, { rank })),
+  })),
+  fc
+    .oneof(
+      fc.string({ maxLength: 12 }),
+      fc.constantFrom("", "ZOË", "zoë", "USER3", "x".repeat(300)),
+    )
+    .map((username) => ({
+      rpc: "GetByUsername",
+      bytes: toBinary(GetByUsernameRequestSchema, create(GetByUsernameRequestSchema, { username })),
+    })),
+  fc.record({ offset: int32, limit: int32 }).map((fields) => ({
+    rpc: "ListScoreboard",
+    bytes: toBinary(ListScoreboardRequestSchema, create(ListScoreboardRequestSchema, fields)),
+  })),
+  fc.record({
+    rpc: fc.constantFrom("GetByRank", "GetByUsername", "ListScoreboard"),
+    bytes: fc.uint8Array({ maxLength: 24 }),
+  }),
+);
+
+const call = fc.record({
+  message,
+  type: fc.constantFrom("application/grpc", "application/grpc+proto"),
+  timeout: fc.constantFrom(undefined, "5S", "100m"),
+  framing: fc.constantFrom(
+    "ok",
+    "ok",
+    "ok",
+    "short",
+    "long",
+    "compressed",
+    "twice",
+    "empty",
+    "raw",
+  ),
+});
+
+function body(bytes: Uint8Array, framing: string): Buffer {
+  switch (framing) {
+    case "short":
+      return envelope(bytes, 0, bytes.length + 3);
+    case "long":
+      return Buffer.concat([envelope(bytes), Buffer.from([1, 2])]);
+    case "compressed":
+      return envelope(bytes, 1);
+    case "twice":
+      return Buffer.concat([envelope(bytes), envelope(bytes)]);
+    case "empty":
+      return Buffer.alloc(0);
+    case "raw":
+      return Buffer.from(bytes.subarray(0, 4));
+    default:
+      return envelope(bytes);
+  }
+}
+
+/** What a client can see of an answer, but the Date header. */
+function visible(answer: RawAnswer) {
+  const { date: _date, ...headers } = answer.headers;
+  return {
+    status: answer.status,
+    headers,
+    trailers: answer.trailers,
+    body: answer.body.toString("hex"),
+  };
+}
+
+describe("the gRPC fast lane", () => {
+  it(`answers ${RUNS} generated calls exactly as connect-es does`, async () => {
+    await fc.assert(
+      fc.asyncProperty(call, async ({ message: m, type, timeout, framing }) => {
+        const request = {
+          method: "POST" as const,
+          path: PATH + m.rpc,
+          headers: {
+            "content-type": type,
+            te: "trailers",
+            ...(timeout === undefined ? {} : { "grpc-timeout": timeout }),
+          },
+          body: body(m.bytes, framing),
+        };
+        const [mine, theirs] = await Promise.all([
+          rawH2(fastSession, request),
+          rawH2(connectSession, request),
+        ]);
+        expect(visible(mine)).toEqual(visible(theirs));
+        expect(mine.trailers["grpc-status"]).toMatch(/^\d+$/);
+      }),
+      { seed: SEED, numRuns: RUNS },
+    );
+  }, 60_000);
+
+  it("takes plain gRPC calls and leaves compressed calls, bad timeouts and other protocols", async () => {
+    // A server with the lane alone: what it does not take is answered 404.
+    const lane = createGrpcFastLane({
+      store,
+      health: new HealthRegistry([]),
+      metrics: createMetrics(store),
+      logger: silent,
+    });
+    const server = http2.createServer((req, res) => {
+      if (!lane(req, res)) res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const session = http2.connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    const ask = (headers: Record<string, string>) =>
+      rawH2(session, {
+        method: "POST",
+        path: `${PATH}GetByRank`,
+        headers: { te: "trailers", ...headers },
+        body: rankOne,
+      });
+    try {
+      for (const type of ["application/grpc", "application/grpc+proto"]) {
+        const taken = await ask({ "content-type": type, "grpc-timeout": "1S" });
+        expect(taken.trailers["grpc-status"]).toBe("0");
+      }
+      const leftAlone: Record<string, string>[] = [
+        { "content-type": "application/grpc", "grpc-encoding": "gzip" },
+        { "content-type": "application/grpc", "grpc-timeout": "soon" },
+        { "content-type": "application/grpc-web+proto" },
+        { "content-type": "application/proto" },
+        { "content-type": "application/grpc+json" },
+      ];
+      for (const left of leftAlone) {
+        expect((await ask(left)).status).toBe(404);
+      }
+    } finally {
+      session.close();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it("sends a bad timeout on to connect-es, which refuses it", async () => {
+    const badTimeout = await rawH2(fastSession, {
+      method: "POST",
+      path: `${PATH}GetByRank`,
+      headers: { "content-type": "application/grpc", "grpc-timeout": "soon", te: "trailers" },
+      body: rankOne,
+    });
+    expect(badTimeout.trailers).toMatchObject({ "grpc-status": "3" });
+    expect(decodeURIComponent(badTimeout.trailers["grpc-message"] ?? "")).toBe(
+      "protocol error: invalid grpc timeout value: soon",
+    );
+  });
+});

@@ -1,0 +1,70 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import net from "node:net";
+
+/** A child process serving on `port`. */
+export interface Served {
+  child: ChildProcess;
+  port: number;
+  stop: () => Promise<void>;
+}
+
+/** A free loopback port. */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const address = server.address();
+  server.close();
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return address.port;
+}
+
+/** Resolves once `port` accepts a connection; rejects after `timeoutMs`. */
+export async function waitForPort(port: number, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, "127.0.0.1", () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.on("error", () => resolve(false));
+    });
+    if (open) return;
+    if (Date.now() > deadline) throw new Error(`nothing listens on port ${port}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Starts `command args` with `env` added, and waits until it listens on `port`. */
+export async function serve(
+  command: string,
+  args: string[],
+  port: number,
+  env: Record<string, string> = {},
+): Promise<Served> {
+  const child = spawn(command, args, {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  const exited = new Promise<void>((resolve) => {
+    child.once("exit", () => resolve());
+    child.once("error", () => resolve());
+  });
+  await Promise.race([
+    waitForPort(port),
+    exited.then(() => {
+      throw new Error(`${command} ${args.join(" ")} exited before it listened`);
+    }),
+  ]);
+  return {
+    child,
+    port,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}

@@ -1,0 +1,48 @@
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { quantile, summarize, table, windowed, writeSection } from "../src";
+
+describe("quantile and summarize", () => {
+  it("takes the nearest rank", () => {
+    const values = Array.from({ length: 100 }, (_, i) => i + 1);
+    expect(quantile(values, 0.5)).toBe(50);
+    expect(quantile(values, 0.99)).toBe(99);
+    expect(quantile(values, 1)).toBe(100);
+    expect(quantile([], 0.5)).toBeNaN();
+  });
+
+  it("gives the median and the spread of rounds", () => {
+    expect(summarize([110, 90, 100])).toEqual({ median: 100, min: 90, max: 110, spread: 0.2 });
+  });
+});
+
+describe("windowed", () => {
+  it("keeps only the samples that started in the window", () => {
+    const samples = [
+      { startMs: 0, latencyMs: 100 },
+      { startMs: 10, latencyMs: 1 },
+      { startMs: 11, latencyMs: 3 },
+      { startMs: 20, latencyMs: 100 },
+    ];
+    expect(windowed(samples, 10, 20)).toEqual({ count: 2, p50Ms: 1, p99Ms: 3 });
+  });
+});
+
+describe("writeSection", () => {
+  it("adds a section, then replaces only that section", () => {
+    const file = join(mkdtempSync(join(tmpdir(), "kit-")), "b.md");
+    writeFileSync(file, "# Benchmarks\n\nintro\n");
+    writeSection(file, "a", "first");
+    writeSection(file, "b", "other");
+    writeSection(file, "a", "second");
+    const text = readFileSync(file, "utf8");
+    expect(text).toBe(
+      "# Benchmarks\n\nintro\n\n<!-- a:begin -->\n\nsecond\n\n<!-- a:end -->\n\n<!-- b:begin -->\n\nother\n\n<!-- b:end -->\n",
+    );
+  });
+
+  it("renders a table", () => {
+    expect(table(["x", "y"], [["1", "2"]])).toBe("| x | y |\n| --- | --- |\n| 1 | 2 |");
+  });
+});
