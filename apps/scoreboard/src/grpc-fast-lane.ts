@@ -16,6 +16,7 @@ import { type EntryAnswer, type PageAnswer, scoreboardCalls } from "./service";
 export const READ_MAX_BYTES = 64 * 1024;
 const PATH = "/scoreboard.v1.ScoreboardService/";
 const RESPONSE_HEADERS = { ":status": 200, "content-type": "application/grpc+proto" };
+const OK_TRAILERS = { "grpc-status": "0" };
 /** gRPC's timeout header: up to 8 digits and a unit (PROTOCOL-HTTP2.md). */
 const GRPC_TIMEOUT = /^\d{1,8}[HMSmun]$/;
 
@@ -84,23 +85,35 @@ const METHODS = new Map(
  */
 export function createGrpcFastLane(
   deps: RouteDeps,
-): (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => boolean {
-  return (req, res) => {
-    const m = METHODS.get(req.url);
-    const headers = req.headers;
+): (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => boolean {
+  // Metric children bound once: no label hashing per call.
+  const bound = new Map(
+    [...METHODS.values()].map((m) => [
+      m,
+      {
+        latency: deps.metrics.latency.labels({ method: m.name }),
+        ok: deps.metrics.requests.labels({ method: m.name, code: "OK" }),
+      },
+    ]),
+  );
+  return (stream, headers) => {
+    const path = headers[":path"];
+    const m = path === undefined ? undefined : METHODS.get(path);
     const type = headers["content-type"];
     const encoding = headers["grpc-encoding"];
     const timeout = headers["grpc-timeout"];
+    const metrics = m === undefined ? undefined : bound.get(m);
     if (
       m === undefined ||
-      req.method !== "POST" ||
+      metrics === undefined ||
+      headers[":method"] !== "POST" ||
       (type !== "application/grpc" && type !== "application/grpc+proto") ||
       (encoding !== undefined && encoding !== "identity") ||
-      (timeout !== undefined && (typeof timeout !== "string" || !GRPC_TIMEOUT.test(timeout)))
+      (timeout !== undefined && (typeof timeout !== "string" || !GRPC_TIMEOUT.test(timeout))) ||
+      headers.origin !== undefined // browsers: CORS is the general path's
     )
       return false;
-    const stopTimer = deps.metrics.latency.startTimer({ method: m.name });
-    const stream = res.stream;
+    const stopTimer = metrics.latency.startTimer();
     const chunks: Buffer[] = [];
     let size = 0;
     const answer = (): void => {
@@ -119,9 +132,10 @@ export function createGrpcFastLane(
           failure = new ConnectError("internal error", Code.Internal);
         }
       }
-      deps.metrics.requests.inc({ method: m.name, code: codeName(failure?.code) });
+      if (failure === undefined) metrics.ok.inc();
+      else deps.metrics.requests.inc({ method: m.name, code: codeName(failure.code) });
       stopTimer();
-      send(res, reply, failure);
+      send(stream, reply, failure);
     };
     const onData = (chunk: Buffer): void => {
       chunks.push(chunk);
@@ -204,27 +218,24 @@ function readUnary<I extends DescMessage>(input: I, body: Buffer): MessageShape<
   return message;
 }
 
-/**
- * Writes the reply (or the error) and the trailers that end a gRPC call. The
- * trailers go through the compatibility response, whose own `wantTrailers`
- * listener sends them.
- */
+/** Writes the reply (or the error) and the trailers that end a gRPC call. */
 function send(
-  res: http2.Http2ServerResponse,
+  stream: http2.ServerHttp2Stream,
   reply: Uint8Array | undefined,
   failure: ConnectError | undefined,
 ): void {
-  const stream = res.stream;
   if (stream.destroyed || stream.closed) return;
-  res.addTrailers(
+  const trailers =
     failure === undefined
-      ? { "grpc-status": "0" }
+      ? OK_TRAILERS
       : {
           "grpc-status": String(failure.code),
           "grpc-message": encodeURIComponent(failure.rawMessage.toWellFormed()),
-        },
-  );
+        };
   stream.respond(RESPONSE_HEADERS, { waitForTrailers: true });
+  stream.once("wantTrailers", () => {
+    stream.sendTrailers(trailers);
+  });
   if (reply === undefined) {
     stream.end();
     return;

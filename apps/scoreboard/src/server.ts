@@ -43,7 +43,7 @@ export function createScoreboardServer(
     readMaxBytes: 64 * 1024,
     logger: deps.logger,
   });
-  const grpcFastLane = options.grpcFastLane === false ? () => false : createGrpcFastLane(deps);
+  const grpcFastLane = options.grpcFastLane === false ? undefined : createGrpcFastLane(deps);
   let draining = false;
   /** HTTP/1.1 responses under way: told to close their connection when the server drains. */
   const openResponses = new Set<http.ServerResponse>();
@@ -59,11 +59,6 @@ export function createScoreboardServer(
   };
 
   const serve = (req: NodeRequest, res: NodeResponse): void => {
-    if (
-      req instanceof http2.Http2ServerRequest &&
-      grpcFastLane(req, res as http2.Http2ServerResponse)
-    )
-      return;
     if (res instanceof http.ServerResponse) {
       if (draining) res.shouldKeepAlive = false;
       else {
@@ -94,7 +89,15 @@ export function createScoreboardServer(
   };
 
   const h1 = http.createServer(handle);
-  const h2 = http2.createServer({}, handle);
+  // Streams reach the fast lane first, before Node wraps them in request and
+  // response objects; the rest go through `compat`, a server that never
+  // listens and only makes those objects for the handler.
+  const h2 = http2.createServer({});
+  const compat = http2.createServer({}, handle);
+  h2.on("stream", (stream, headers, flags, rawHeaders) => {
+    if (grpcFastLane?.(stream, headers) !== true)
+      compat.emit("stream", stream, headers, flags, rawHeaders);
+  });
   const sessions = new Set<http2.Http2Session>();
   const sockets = new Set<net.Socket>();
 

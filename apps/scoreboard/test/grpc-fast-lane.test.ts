@@ -161,8 +161,9 @@ describe("the gRPC fast lane", () => {
       metrics: createMetrics(store),
       logger: silent,
     });
-    const server = http2.createServer((req, res) => {
-      if (!lane(req, res)) res.writeHead(404).end();
+    const server = http2.createServer();
+    server.on("stream", (stream, headers) => {
+      if (!lane(stream, headers)) stream.respond({ ":status": 404 }, { endStream: true });
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const session = http2.connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
@@ -184,6 +185,7 @@ describe("the gRPC fast lane", () => {
         { "content-type": "application/grpc-web+proto" },
         { "content-type": "application/proto" },
         { "content-type": "application/grpc+json" },
+        { "content-type": "application/grpc", origin: "https://example.com" },
       ];
       for (const left of leftAlone) {
         expect((await ask(left)).status).toBe(404);
