@@ -33,12 +33,17 @@ function method<I extends DescMessage>(m: Method<I>): Method<DescMessage> {
 
 /** Encoded entries, kept as long as their (immutable) snapshot: most calls then encode nothing. */
 const encodedEntries = new WeakMap<Entry, Uint8Array>();
+/**
+ * Pages longer than this are encoded without filling the cache: one `limit = 0`
+ * call on a large board would otherwise keep an encoding of every entry.
+ */
+const CACHED_PAGE_MAX = 1000;
 
-function encodeEntry(entry: Entry): Uint8Array {
+function encodeEntry(entry: Entry, keep = true): Uint8Array {
   let bytes = encodedEntries.get(entry);
   if (bytes === undefined) {
     bytes = toBinary(EntrySchema, entry);
-    encodedEntries.set(entry, bytes);
+    if (keep) encodedEntries.set(entry, bytes);
   }
   return bytes;
 }
@@ -46,7 +51,9 @@ function encodeEntry(entry: Entry): Uint8Array {
 /** A ListScoreboardResponse, from the entries' cached encodings; byte for byte what toBinary writes. */
 function encodePage({ snapshot, entries }: PageAnswer): Uint8Array {
   const writer = new BinaryWriter();
-  for (const entry of entries) writer.tag(1, WireType.LengthDelimited).bytes(encodeEntry(entry));
+  const keep = entries.length <= CACHED_PAGE_MAX;
+  for (const entry of entries)
+    writer.tag(1, WireType.LengthDelimited).bytes(encodeEntry(entry, keep));
   if (snapshot.total !== 0) writer.tag(2, WireType.Varint).int32(snapshot.total);
   if (snapshot.fetchedAt !== 0n) writer.tag(3, WireType.Varint).int64(snapshot.fetchedAt);
   return writer.finish();

@@ -38,8 +38,6 @@ function loaded(store: SnapshotStore): Snapshot {
 /** A page of the board, with the snapshot it was read from. */
 export interface PageAnswer {
   snapshot: Snapshot;
-  /** Index of the page's first entry (the request's offset). */
-  offset: number;
   entries: readonly Entry[];
 }
 
@@ -62,7 +60,7 @@ export const scoreboardCalls = {
     if (offset < 0) throw invalid("offset must not be negative");
     if (limit < 0) throw invalid("limit must not be negative");
     const snapshot = loaded(store);
-    return { snapshot, offset, entries: snapshot.page(offset, limit) };
+    return { snapshot, entries: snapshot.page(offset, limit) };
   },
 
   getByRank(store: SnapshotStore, { rank }: Pick<GetByRankRequest, "rank">): EntryAnswer {

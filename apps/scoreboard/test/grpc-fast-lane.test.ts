@@ -196,6 +196,36 @@ describe("the gRPC fast lane", () => {
     }
   });
 
+  it("encodes a page too long for the entry cache exactly as connect-es does", async () => {
+    const big = new SnapshotStore();
+    big.swap(await snapshotOf(rows(1500), 1_700_000_999n));
+    const [withLane, without] = await Promise.all([
+      startServer(big),
+      startServer(big, { grpcFastLane: false }),
+    ]);
+    const [a, b] = [http2.connect(withLane.baseUrl), http2.connect(without.baseUrl)];
+    try {
+      const request = {
+        method: "POST" as const,
+        path: `${PATH}ListScoreboard`,
+        headers: { "content-type": "application/grpc", te: "trailers" },
+        body: envelope(
+          toBinary(ListScoreboardRequestSchema, create(ListScoreboardRequestSchema, { offset: 7 })),
+        ),
+      };
+      for (let i = 0; i < 2; i++) {
+        const [mine, theirs] = await Promise.all([rawH2(a, request), rawH2(b, request)]);
+        expect(mine.trailers["grpc-status"]).toBe("0");
+        expect(mine.body.length).toBeGreaterThan(1493 * 20);
+        expect(visible(mine)).toEqual(visible(theirs));
+      }
+    } finally {
+      a.close();
+      b.close();
+      await Promise.all([withLane.shutdown(), without.shutdown()]);
+    }
+  });
+
   it("sends a bad timeout on to connect-es, which refuses it", async () => {
     const badTimeout = await rawH2(fastSession, {
       method: "POST",
