@@ -368,30 +368,41 @@ async function refreshUnderLoad(): Promise<string> {
   ].join("\n");
 }
 
+/** `BENCH_PARTS=calls` or `=refresh` runs one part; the report keeps the other part's last figures. */
+const PARTS = new Set((process.env.BENCH_PARTS ?? "calls,refresh").split(","));
+
 async function main(): Promise<void> {
   await ensureH2load();
   const dir = mkdtempSync(join(tmpdir(), "scoreboard-bench-"));
   const startedAt = new Date().toISOString();
-  const calls = await throughput(dir);
-  process.stdout.write(`${calls}\n\n`);
-  const refresh = await refreshUnderLoad();
-  process.stdout.write(`${refresh}\n`);
-  writeSection(
-    DOCS,
-    "scoreboard",
-    [
-      "## scoreboard",
-      "",
-      `Run ${startedAt} with \`pnpm bench\` (\`pnpm --filter scoreboard bench\` for this part alone) on ${machine()}.`,
-      `Each call: ${ROUNDS} rounds of ${SECONDS} s (after 1 s of warm-up) per server, servers taking turns; h2load with ${LOAD.connections} connections x ${LOAD.streams} streams, one thread. Spread = (max - min) / median of the rounds' requests/s.`,
-      "",
-      calls,
-      "",
-      "### A 1,000,000-entry refresh under read load",
-      "",
-      refresh,
-    ].join("\n"),
-  );
+  const where = `Run ${startedAt} with \`pnpm bench\` (\`pnpm --filter scoreboard bench\` for this part alone) on ${machine()}.`;
+  if (PARTS.has("calls")) {
+    const calls = await throughput(dir);
+    process.stdout.write(`${calls}\n\n`);
+    writeSection(
+      DOCS,
+      "scoreboard-calls",
+      [
+        "## scoreboard: calls",
+        "",
+        where,
+        `Each call: ${ROUNDS} rounds of ${SECONDS} s (after 1 s of warm-up) per server, servers taking turns; h2load with ${LOAD.connections} connections x ${LOAD.streams} streams, one thread. Spread = (max - min) / median of the rounds' requests/s.`,
+        "",
+        calls,
+      ].join("\n"),
+    );
+  }
+  if (PARTS.has("refresh")) {
+    const refresh = await refreshUnderLoad();
+    process.stdout.write(`${refresh}\n`);
+    writeSection(
+      DOCS,
+      "scoreboard-refresh",
+      ["## scoreboard: a 1,000,000-entry refresh under read load", "", where, "", refresh].join(
+        "\n",
+      ),
+    );
+  }
 }
 
 main().catch((error: unknown) => {

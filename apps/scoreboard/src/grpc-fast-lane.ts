@@ -11,6 +11,7 @@ import {
 } from "@repo/proto-gen/scoreboard/v1";
 import { type RouteDeps, codeName } from "./connect";
 import { type EntryAnswer, type PageAnswer, scoreboardCalls } from "./service";
+import type { Snapshot } from "./snapshot/snapshot";
 
 /** Largest request message read, as connect-es's `readMaxBytes` for the other protocols. */
 export const READ_MAX_BYTES = 64 * 1024;
@@ -31,19 +32,24 @@ function method<I extends DescMessage>(m: Method<I>): Method<DescMessage> {
   return m;
 }
 
-/** Encoded entries, kept as long as their (immutable) snapshot: most calls then encode nothing. */
-const encodedEntries = new WeakMap<Entry, Uint8Array>();
+/** Encoded entries by rank, kept as long as their (immutable) snapshot: most calls then encode nothing. */
+const encodings = new WeakMap<Snapshot, (Uint8Array | undefined)[]>();
 /**
  * Pages longer than this are encoded without filling the cache: one `limit = 0`
  * call on a large board would otherwise keep an encoding of every entry.
  */
 const CACHED_PAGE_MAX = 1000;
 
-function encodeEntry(entry: Entry, keep = true): Uint8Array {
-  let bytes = encodedEntries.get(entry);
+function encodeEntry(snapshot: Snapshot, entry: Entry, keep = true): Uint8Array {
+  let cache = encodings.get(snapshot);
+  if (cache === undefined) {
+    cache = [];
+    encodings.set(snapshot, cache);
+  }
+  let bytes = cache[entry.rank - 1];
   if (bytes === undefined) {
     bytes = toBinary(EntrySchema, entry);
-    if (keep) encodedEntries.set(entry, bytes);
+    if (keep) cache[entry.rank - 1] = bytes;
   }
   return bytes;
 }
@@ -53,13 +59,13 @@ function encodePage({ snapshot, entries }: PageAnswer): Uint8Array {
   const writer = new BinaryWriter();
   const keep = entries.length <= CACHED_PAGE_MAX;
   for (const entry of entries)
-    writer.tag(1, WireType.LengthDelimited).bytes(encodeEntry(entry, keep));
+    writer.tag(1, WireType.LengthDelimited).bytes(encodeEntry(snapshot, entry, keep));
   if (snapshot.total !== 0) writer.tag(2, WireType.Varint).int32(snapshot.total);
   if (snapshot.fetchedAt !== 0n) writer.tag(3, WireType.Varint).int64(snapshot.fetchedAt);
   return writer.finish();
 }
 
-const entryOf = ({ entry }: EntryAnswer) => encodeEntry(entry);
+const entryOf = ({ snapshot, entry }: EntryAnswer) => encodeEntry(snapshot, entry);
 
 const METHODS = new Map(
   [

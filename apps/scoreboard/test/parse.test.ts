@@ -16,7 +16,7 @@ const csv = (text: string) => Buffer.from(text);
 /** The usernames of parsed columns, in rank order. */
 async function usernames(columns: BoardColumns): Promise<string[]> {
   const snapshot = await Snapshot.build(columns, 1n);
-  return snapshot.entries.map((entry) => entry.username);
+  return snapshot.page(0, 0).map((entry) => entry.username);
 }
 
 describe("parseBoard: JSON", () => {
@@ -138,7 +138,7 @@ describe("columns across chunks and threads", () => {
   it("keeps every field of every entry across chunk boundaries", async () => {
     const snapshot = await Snapshot.build(parseBoard(json(board), {}), 1n, 1000);
     expect(
-      snapshot.entries.map(({ rank, username, profilePath, country, grade, score }) => ({
+      snapshot.page(0, 0).map(({ rank, username, profilePath, country, grade, score }) => ({
         rank,
         username,
         profile_path: profilePath,
@@ -184,7 +184,7 @@ describe("Snapshot", () => {
     const columns = parseBoard(json(rows(1000)), {});
     const snapshot = await Snapshot.build(columns, 5n, 7);
     expect(snapshot.total).toBe(1000);
-    expect(snapshot.entries.every((entry, i) => entry.rank === i + 1)).toBe(true);
+    expect(snapshot.page(0, 0).every((entry, i) => entry.rank === i + 1)).toBe(true);
     expect(snapshot.byRank(1000)?.username).toBe("user1000");
     expect(snapshot.byRank(1001)).toBeUndefined();
     expect(snapshot.byUsername("USER999")?.rank).toBe(999);
@@ -192,14 +192,16 @@ describe("Snapshot", () => {
 
   it("keeps its entries immutable", async () => {
     const snapshot = await Snapshot.build(parseBoard(json(rows(2)), {}), 1n);
-    expect(Object.isFrozen(snapshot.entries)).toBe(true);
-    expect(Object.isFrozen(snapshot.entries[0])).toBe(true);
+    expect(Object.isFrozen(snapshot.page(0, 0))).toBe(true);
+    expect(Object.isFrozen(snapshot.byRank(1))).toBe(true);
+    expect(Object.isFrozen(snapshot.byUsername("USER2"))).toBe(true);
   });
 
   it("shares its data with a refetched copy that has a new fetched_at and ETag", async () => {
     const snapshot = await Snapshot.build(parseBoard(json(rows(2)), {}), 1n);
     const again = snapshot.refetched(2n);
-    expect(again.entries).toBe(snapshot.entries);
+    expect(again.data).toBe(snapshot.data);
+    expect(again.byRank(2)).toEqual(snapshot.byRank(2));
     expect(again.fetchedAt).toBe(2n);
     expect(again.etag).not.toBe(snapshot.etag);
     expect(snapshot.fetchedAt).toBe(1n);

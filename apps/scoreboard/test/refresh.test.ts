@@ -197,7 +197,7 @@ describe("refreshing from an HTTP upstream", () => {
     expect(upstream.requests[1]?.["if-none-match"]).toBe('"v1"');
     expect(upstream.requests[1]?.["if-modified-since"]).toBe("Sat, 21 Nov 2026 10:00:00 GMT");
     const second = store.current();
-    expect(second?.entries).toBe(first?.entries);
+    expect(second?.data).toBe(first?.data);
     expect(second?.fetchedAt).toBe(1_800_000_060n);
     expect((await list()).fetchedAt).toBe(1_800_000_060n);
   });

@@ -11,3 +11,13 @@ export function foldUsername(username: string): string {
 }
 
 const NON_ASCII = /[\u0080-\uffff]/;
+
+/** FNV-1a over the UTF-16 units of a folded key: the folded-username index's hash. */
+export function foldHash(key: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    hash ^= key.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}

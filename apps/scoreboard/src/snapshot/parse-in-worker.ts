@@ -1,9 +1,10 @@
 import { extname, join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { BoardFormatError, type BoardColumns, type FormatHint } from "./parse";
+import type { BoardBytes } from "./sources";
 
 /** Parses boards: in a worker thread in production, or in-line where a test wants it. */
-export type BoardParser = (bytes: Uint8Array, hint: FormatHint) => Promise<BoardColumns>;
+export type BoardParser = (bytes: BoardBytes, hint: FormatHint) => Promise<BoardColumns>;
 
 type Reply = { kind: "done"; columns: BoardColumns } | { kind: "failed"; message: string };
 
@@ -19,15 +20,15 @@ function ownedBuffer(bytes: Uint8Array): Uint8Array {
 
 /**
  * Parses one board in a fresh worker thread; rejects with {@link BoardFormatError}
- * on bad data. `bytes` that own their whole buffer are transferred, not copied:
- * the caller must not use them afterwards.
+ * on bad data. Blocks of `bytes` that own their whole buffer are transferred,
+ * not copied (the caller must not use them afterwards), and joined in the worker.
  */
 export const parseInWorker: BoardParser = (bytes, hint) =>
   new Promise((resolve, reject) => {
-    const owned = ownedBuffer(bytes);
+    const blocks = (bytes instanceof Uint8Array ? [bytes] : bytes).map(ownedBuffer);
     const worker = new Worker(workerFile, {
-      workerData: { bytes: owned, hint },
-      transferList: [owned.buffer as ArrayBuffer],
+      workerData: { blocks, hint },
+      transferList: blocks.map((block) => block.buffer as ArrayBuffer),
       execArgv: workerExecArgv,
     });
     let settled = false;

@@ -6,18 +6,24 @@ import { parentPort, workerData } from "node:worker_threads";
 import { parseBoard, type FormatHint } from "./parse";
 
 interface Job {
-  bytes: Uint8Array;
+  /** The body in the blocks it was read into; joined here, off the event loop. */
+  blocks: Uint8Array[];
   hint: FormatHint;
 }
 
-const { bytes, hint } = workerData as Job;
+const { blocks, hint } = workerData as Job;
 try {
-  const columns = parseBoard(bytes, hint);
+  const columns = parseBoard(
+    blocks.length === 1 && blocks[0] !== undefined ? blocks[0] : Buffer.concat(blocks),
+    hint,
+  );
   parentPort?.postMessage({ kind: "done", columns }, [
     columns.text.buffer as ArrayBuffer,
     columns.chunkEnds.buffer as ArrayBuffer,
     columns.offsets.buffer as ArrayBuffer,
     columns.scores.buffer as ArrayBuffer,
+    columns.foldHashes.buffer as ArrayBuffer,
+    columns.foldOrder.buffer as ArrayBuffer,
   ]);
 } catch (error) {
   const known = error instanceof Error && error.name === "BoardFormatError";

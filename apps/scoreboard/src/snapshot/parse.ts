@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { parse as parseCsv } from "csv-parse/sync";
-import { foldUsername } from "./fold";
+import { foldHash, foldUsername } from "./fold";
 
 /** Why a fetched board was rejected: the message goes to the refresh log. */
 export class BoardFormatError extends Error {
@@ -35,6 +35,11 @@ export interface BoardRow {
  * of `offsets`, which say where each string starts in its decoded chunk (UTF-16
  * units; it ends where the next one starts, or at the end of the chunk):
  * username, profile_path, country, grade, folded username.
+ *
+ * The folded-username index is built here too, off the event loop: `foldOrder`
+ * lists entry indexes by {@link foldHash} of their folded username (ties in
+ * rank order), and `foldHashes[p]` is the hash of entry `foldOrder[p]`, so a
+ * lookup is a binary search with no per-entry object anywhere.
  */
 export interface BoardColumns {
   count: number;
@@ -42,6 +47,8 @@ export interface BoardColumns {
   text: Uint8Array;
   chunkEnds: Uint32Array;
   offsets: Uint32Array;
+  foldHashes: Uint32Array;
+  foldOrder: Uint32Array;
   /** The wrapper's `fetched_at`, when the data carried one. */
   fetchedAt: number | null;
   /** SHA-256 of the raw bytes, hex. */
@@ -203,7 +210,22 @@ export function toColumns(
   const encoder = new TextEncoder();
   chunks.forEach((chunk, j) => encoder.encodeInto(chunk, text.subarray(chunkEnds[j - 1] ?? 0)));
   const scores = Int32Array.from(rows, (row) => row.score);
-  return { count: rows.length, scores, text, chunkEnds, offsets, fetchedAt, digest };
+  const hashes = Uint32Array.from(rows, (row) => foldHash(foldUsername(row.username)));
+  const foldOrder = Uint32Array.from(rows, (_, i) => i).sort(
+    (a, b) => (hashes[a] ?? 0) - (hashes[b] ?? 0) || a - b,
+  );
+  const foldHashes = foldOrder.map((i) => hashes[i] ?? 0);
+  return {
+    count: rows.length,
+    scores,
+    text,
+    chunkEnds,
+    offsets,
+    foldHashes,
+    foldOrder,
+    fetchedAt,
+    digest,
+  };
 }
 
 /** Parses, validates and packs a fetched board; throws {@link BoardFormatError}. */

@@ -1,115 +1,136 @@
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Entry } from "@repo/proto-gen/scoreboard/v1";
 import { type BoardColumns, ENTRIES_PER_CHUNK, STRINGS_PER_ENTRY } from "./parse";
-import { foldUsername } from "./fold";
+import { foldHash, foldUsername } from "./fold";
 
-/** Folded username -> ranks (1-based) of every entry with that key, best first; only for keys shared by several. */
-type Collisions = ReadonlyMap<string, readonly number[]>;
+/** What a snapshot reads from: the parsed columns and their text chunks, decoded. */
+interface SnapshotData {
+  readonly columns: BoardColumns;
+  /** Chunk j of `columns.text`, decoded: the strings of entries j * ENTRIES_PER_CHUNK onwards. */
+  readonly chunks: readonly string[];
+}
 
 /**
- * One immutable scoreboard: entries ordered by rank, the indexes to find them,
- * and the validators of the data. Readers take one with `store.current()` and
- * answer a whole call from it, so one response never mixes two snapshots.
+ * One immutable scoreboard: entries ordered by rank, the index to find them by
+ * username, and the validators of the data. Readers take one with
+ * `store.current()` and answer a whole call from it, so one response never
+ * mixes two snapshots.
+ *
+ * It holds no object per entry: the columns are typed arrays (off the heap) and
+ * a few hundred decoded text chunks, and an {@link Entry} is made when a call
+ * asks for it. A board of a million entries then costs the garbage collector
+ * next to nothing, so building, swapping and dropping snapshots does not stall
+ * the calls being answered.
  */
 export class Snapshot {
   /** Entity tag of every response read from this snapshot, quoted as HTTP wants it. */
   readonly etag: string;
 
   private constructor(
-    /** Entries; `entries[i].rank === i + 1`. */
-    readonly entries: readonly Entry[],
-    private readonly byFolded: ReadonlyMap<string, number>,
-    private readonly collisions: Collisions,
-    /** SHA-256 (hex) of the data the board was parsed from. */
-    readonly digest: string,
+    /** The data, shared with {@link refetched} copies. */
+    readonly data: SnapshotData,
     /** When the data was fetched, Unix seconds. */
     readonly fetchedAt: bigint,
   ) {
-    this.etag = `"${digest.slice(0, 20)}-${fetchedAt.toString(36)}"`;
+    this.etag = `"${data.columns.digest.slice(0, 20)}-${fetchedAt.toString(36)}"`;
+  }
+
+  /** SHA-256 (hex) of the data the board was parsed from. */
+  get digest(): string {
+    return this.data.columns.digest;
   }
 
   /** Number of entries. */
   get total(): number {
-    return this.entries.length;
+    return this.data.columns.count;
+  }
+
+  /** String `k` of entry `i` (0 username, 1 profile path, 2 country, 3 grade, 4 folded username). */
+  private text(i: number, k: number): string {
+    const { offsets, count } = this.data.columns;
+    const j = Math.floor(i / ENTRIES_PER_CHUNK);
+    const chunk = this.data.chunks[j] ?? "";
+    const at = i * STRINGS_PER_ENTRY + k;
+    const chunkEnd = Math.min(count, (j + 1) * ENTRIES_PER_CHUNK) * STRINGS_PER_ENTRY;
+    return chunk.substring(offsets[at] ?? 0, at + 1 < chunkEnd ? offsets[at + 1] : undefined);
+  }
+
+  /** Entry `i` (rank i + 1), made from the columns. */
+  private entry(i: number): Entry {
+    return Object.freeze({
+      $typeName: "scoreboard.v1.Entry",
+      rank: i + 1,
+      username: this.text(i, 0),
+      profilePath: this.text(i, 1),
+      country: this.text(i, 2),
+      grade: this.text(i, 3),
+      score: this.data.columns.scores[i] ?? 0,
+    });
   }
 
   /** Entries from `offset`, at most `limit` of them (0 = all the rest). */
   page(offset: number, limit: number): readonly Entry[] {
-    if (offset >= this.entries.length) return [];
-    return this.entries.slice(offset, limit === 0 ? undefined : offset + limit);
+    const end = limit === 0 ? this.total : Math.min(this.total, offset + limit);
+    const entries: Entry[] = [];
+    for (let i = offset; i < end; i++) entries.push(this.entry(i));
+    return Object.freeze(entries);
   }
 
   /** The entry with canonical rank `rank`. */
   byRank(rank: number): Entry | undefined {
-    return this.entries[rank - 1];
+    return rank >= 1 && rank <= this.total ? this.entry(rank - 1) : undefined;
   }
 
   /** The entry for `username`, case-insensitively: an exact-case match wins, else the best-ranked. */
   byUsername(username: string): Entry | undefined {
     const key = foldUsername(username);
-    const shared = this.collisions.get(key);
-    if (shared !== undefined) {
-      const exact = shared.find((rank) => this.entries[rank - 1]?.username === username);
-      return this.entries[(exact ?? shared[0] ?? 0) - 1];
+    const hash = foldHash(key);
+    const { foldHashes, foldOrder } = this.data.columns;
+    let low = 0;
+    let high = foldHashes.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if ((foldHashes[middle] ?? 0) < hash) low = middle + 1;
+      else high = middle;
     }
-    const rank = this.byFolded.get(key);
-    return rank === undefined ? undefined : this.entries[rank - 1];
+    let best: number | undefined;
+    for (let p = low; p < foldHashes.length && foldHashes[p] === hash; p++) {
+      const i = foldOrder[p] ?? 0;
+      if (this.text(i, 4) !== key) continue;
+      if (this.text(i, 0) === username) return this.entry(i);
+      best ??= i; // ties are in rank order: the first is the best-ranked
+    }
+    return best === undefined ? undefined : this.entry(best);
   }
 
   /** The same data fetched again at `fetchedAt` (a conditional fetch answered 304). */
   refetched(fetchedAt: bigint): Snapshot {
-    return new Snapshot(this.entries, this.byFolded, this.collisions, this.digest, fetchedAt);
+    return new Snapshot(this.data, fetchedAt);
   }
 
   /**
-   * Builds a snapshot from parsed columns in slices of `sliceSize` entries,
-   * yielding to the event loop between slices so that calls keep being
-   * answered while a large board is indexed.
+   * Builds a snapshot from parsed columns: decodes their text chunks, yielding
+   * to the event loop after about `sliceSize` entries' worth, so that calls keep
+   * being answered while a large board loads.
    */
   static async build(
     columns: BoardColumns,
     fetchedAt: bigint,
-    sliceSize = 4_000,
+    sliceSize = ENTRIES_PER_CHUNK,
   ): Promise<Snapshot> {
-    const { count, scores, offsets, text, chunkEnds } = columns;
     const decoder = new TextDecoder();
-    let chunk = "";
-    let chunkEnd = 0; // index of the first string past the current chunk
-    const str = (i: number): string =>
-      chunk.substring(offsets[i] ?? 0, i + 1 < chunkEnd ? offsets[i + 1] : undefined);
-    const entries = new Array<Entry>(count);
-    const byFolded = new Map<string, number>();
-    const collisions = new Map<string, number[]>();
-    for (let start = 0; start < count; start += sliceSize) {
-      if (start > 0) await yieldToEventLoop();
-      const end = Math.min(count, start + sliceSize);
-      for (let i = start; i < end; i++) {
-        if (i % ENTRIES_PER_CHUNK === 0) {
-          const j = i / ENTRIES_PER_CHUNK;
-          chunk = decoder.decode(text.subarray(chunkEnds[j - 1] ?? 0, chunkEnds[j]));
-          chunkEnd = Math.min(count, i + ENTRIES_PER_CHUNK) * STRINGS_PER_ENTRY;
-        }
-        const s = i * STRINGS_PER_ENTRY;
-        const rank = i + 1;
-        entries[i] = Object.freeze({
-          $typeName: "scoreboard.v1.Entry",
-          rank,
-          username: str(s),
-          profilePath: str(s + 1),
-          country: str(s + 2),
-          grade: str(s + 3),
-          score: scores[i] ?? 0,
-        });
-        const key = str(s + 4);
-        const first = byFolded.get(key);
-        if (first === undefined) byFolded.set(key, rank);
-        else {
-          const shared = collisions.get(key);
-          if (shared === undefined) collisions.set(key, [first, rank]);
-          else shared.push(rank);
-        }
+    const chunks: string[] = [];
+    let since = 0;
+    for (let j = 0; j < columns.chunkEnds.length; j++) {
+      if (since >= sliceSize) {
+        await yieldToEventLoop();
+        since = 0;
       }
+      chunks.push(
+        decoder.decode(columns.text.subarray(columns.chunkEnds[j - 1] ?? 0, columns.chunkEnds[j])),
+      );
+      since += ENTRIES_PER_CHUNK;
     }
-    return new Snapshot(Object.freeze(entries), byFolded, collisions, columns.digest, fetchedAt);
+    return new Snapshot({ columns, chunks }, fetchedAt);
   }
 }
