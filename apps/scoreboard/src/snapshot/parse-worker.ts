@@ -2,6 +2,7 @@
  * Worker entry: parses, validates and packs one fetched board off the event
  * loop, then hands the columns back without copying (transferred buffers).
  */
+import { setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 import { parseBoard, type FormatHint } from "./parse";
 
@@ -9,6 +10,15 @@ interface Job {
   /** The body in the blocks it was read into; joined here, off the event loop. */
   blocks: Uint8Array[];
   hint: FormatHint;
+}
+
+// Lowest CPU priority for this thread (Linux gives each thread its own nice
+// value): on a small machine the parse then yields the core to the calls being
+// answered. Where that is not allowed, it runs at normal priority.
+try {
+  setPriority(19);
+} catch {
+  // not permitted here: parse at the normal priority
 }
 
 const { blocks, hint } = workerData as Job;
