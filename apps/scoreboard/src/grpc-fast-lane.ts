@@ -13,7 +13,7 @@ import { type RouteDeps, codeName } from "./connect";
 import { type EntryAnswer, type PageAnswer, scoreboardCalls } from "./service";
 import type { Snapshot } from "./snapshot/snapshot";
 
-/** Largest request message read, as connect-es's `readMaxBytes` for the other protocols. */
+/** Largest request message read, on every path (connect-es's `readMaxBytes`): requests are a few bytes. */
 export const READ_MAX_BYTES = 64 * 1024;
 const PATH = "/scoreboard.v1.ScoreboardService/";
 const RESPONSE_HEADERS = { ":status": 200, "content-type": "application/grpc+proto" };

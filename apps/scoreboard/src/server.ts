@@ -3,7 +3,7 @@ import http2 from "node:http2";
 import net from "node:net";
 import { type RouteDeps, observe, routes } from "./connect";
 import { corsHandler } from "./cors";
-import { createGrpcFastLane } from "./grpc-fast-lane";
+import { READ_MAX_BYTES, createGrpcFastLane } from "./grpc-fast-lane";
 import { cacheHeaders, etagMatches } from "./http-cache";
 import { type NodeRequest, type NodeResponse, createRpcHandler } from "./rpc-handler";
 
@@ -39,8 +39,7 @@ export function createScoreboardServer(
 ): ScoreboardServer {
   const connect = createRpcHandler(routes(deps), {
     interceptors: [observe(deps)],
-    // Requests are a few bytes; nothing legitimate comes near this.
-    readMaxBytes: 64 * 1024,
+    readMaxBytes: READ_MAX_BYTES,
     logger: deps.logger,
   });
   const grpcFastLane = options.grpcFastLane === false ? undefined : createGrpcFastLane(deps);
