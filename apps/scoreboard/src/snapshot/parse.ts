@@ -182,6 +182,7 @@ export function toColumns(
   digest: string,
 ): BoardColumns {
   const offsets = new Uint32Array(rows.length * STRINGS_PER_ENTRY);
+  const folded = rows.map((row) => foldUsername(row.username));
   const chunks: string[] = [];
   let n = 0;
   for (let start = 0; start < rows.length; start += ENTRIES_PER_CHUNK) {
@@ -194,7 +195,7 @@ export function toColumns(
         row.profile_path,
         row.country,
         row.grade,
-        foldUsername(row.username),
+        folded[i] ?? "",
       ]) {
         offsets[n++] = at;
         parts.push(value);
@@ -210,7 +211,7 @@ export function toColumns(
   const encoder = new TextEncoder();
   chunks.forEach((chunk, j) => encoder.encodeInto(chunk, text.subarray(chunkEnds[j - 1] ?? 0)));
   const scores = Int32Array.from(rows, (row) => row.score);
-  const hashes = Uint32Array.from(rows, (row) => foldHash(foldUsername(row.username)));
+  const hashes = Uint32Array.from(folded, foldHash);
   const foldOrder = Uint32Array.from(rows, (_, i) => i).sort(
     (a, b) => (hashes[a] ?? 0) - (hashes[b] ?? 0) || a - b,
   );
