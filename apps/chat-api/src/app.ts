@@ -1,10 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { JsonableError, renderError, renderSuccess } from "@repo/envelope";
 import { corsMiddleware } from "./lib/cors";
-import express, { type ErrorRequestHandler, type Request, type RequestHandler } from "express";
+import express, {
+  type ErrorRequestHandler,
+  type Request,
+  type RequestHandler,
+  type Response,
+} from "express";
 import helmet from "helmet";
 import multer from "multer";
-import { pinoHttp } from "pino-http";
+import { databaseUnavailableError, isDatabaseUnavailable } from "./db/unavailable";
 import { type AuthedUser, authenticate } from "./lib/auth";
 import { type Api, checkAccess, compileRoutes, matchRoute, readParams } from "./lib/typed-endpoint";
 import { buildApi } from "./routes";
@@ -30,6 +35,29 @@ function collectFields(req: Request): Map<string, string> {
   if (req.method !== "GET" && req.method !== "HEAD") add(req.body, true);
   add(req.query, false);
   return fields;
+}
+
+/** A signal that aborts when the client goes away before the answer (a long-poll stops waiting). */
+function goneSignal(res: Response): AbortSignal {
+  const known = res.locals.gone as AbortSignal | undefined;
+  if (known !== undefined) return known;
+  const gone = new AbortController();
+  if (res.destroyed && !res.writableFinished) gone.abort();
+  else
+    res.once("close", () => {
+      if (!res.writableFinished) gone.abort();
+    });
+  res.locals.gone = gone.signal;
+  return gone.signal;
+}
+
+/** A JSON answer, written at once (what `res.json` does for this API, without its checks). */
+function sendJson(res: Response, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader("Content-Type", "application/json; charset=utf-8");
+  res.setHeader("Content-Length", Buffer.byteLength(text));
+  res.end(res.req.method === "HEAD" ? undefined : text);
 }
 
 /** The `/api/v1` dispatcher: match, authenticate, limit, check access, read parameters, run, render. */
@@ -63,11 +91,6 @@ function dispatcher(services: Services, api: Api): RequestHandler {
       fields,
       services.config.CHAT_MAX_JSON_DEPTH,
     );
-    // Aborts when the client goes away before the answer (a long-poll stops waiting).
-    const gone = new AbortController();
-    res.on("close", () => {
-      if (!res.writableFinished) gone.abort();
-    });
     const data = await operation.handler({
       realm: context.realm,
       ...(user === undefined ? {} : { user }),
@@ -78,12 +101,42 @@ function dispatcher(services: Services, api: Api): RequestHandler {
         ip: req.ip ?? "",
         userAgent: req.headers["user-agent"] ?? "",
         subdomain: context.subdomain,
-        signal: gone.signal,
+        // Made on first use (a long-poll's): most operations never look.
+        get signal() {
+          return goneSignal(res);
+        },
       },
     });
     const ignored = [...fields.keys()].filter((name) => !read.has(name));
-    res.status(200).json(operation.bare ? data : renderSuccess(data, ignored));
+    sendJson(res, 200, operation.bare ? data : renderSuccess(data, ignored));
   };
+}
+
+/**
+ * The headers a middleware that only sets fixed headers (helmet, as configured
+ * here: no nonces) sets, worked out once: setting them together per request
+ * costs a tenth of running its dozen middlewares each time.
+ */
+function fixedHeaders(
+  middleware: (req: never, res: never, next: (error?: unknown) => void) => void,
+): Map<string, string> {
+  const headers = new Map<string, string>();
+  const res = {
+    setHeader(name: string, value: string) {
+      headers.set(name, value);
+    },
+    removeHeader(name: string) {
+      headers.delete(name);
+    },
+  };
+  const outcome: { done: boolean; error?: unknown } = { done: false };
+  middleware({} as never, res as never, (error) => {
+    outcome.done = true;
+    outcome.error = error;
+  });
+  if (!outcome.done || outcome.error !== undefined)
+    throw new Error("the header middleware did not set its headers at once");
+  return headers;
 }
 
 /** Body-parser failures are the client's: a 4xx in the envelope, never a 500. */
@@ -102,50 +155,55 @@ export function createApp(services: Services, api: Api = buildApi(services)): ex
   app.disable("x-powered-by");
   app.set("etag", false);
 
+  // Request id, metrics and the access log, from one listener per request.
   app.use((req, res, next) => {
+    const given = req.headers["x-request-id"];
+    const id = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+    res.setHeader("X-Request-Id", id);
+    res.locals.requestId = id;
+    // Read now: routers mounted under a prefix change req.url while they run.
+    const { method, path } = req;
     const stop = metrics.latency.startTimer();
-    res.once("finish", () => {
+    res.once("close", () => {
       const route = typeof res.locals.route === "string" ? res.locals.route : "unmatched";
-      stop({ method: req.method, route });
-      metrics.requests.inc({ method: req.method, route, status: String(res.statusCode) });
+      // Only what is safe: never headers (Authorization), query strings or bodies (keys, passwords).
+      const entry = {
+        req: { id, method, path, remoteAddress: req.socket.remoteAddress },
+        res: { statusCode: res.statusCode },
+      };
+      if (!res.writableFinished) {
+        logger.warn(entry, "request aborted");
+        return;
+      }
+      const seconds = stop({ method, route });
+      metrics.requests.inc({ method, route, status: String(res.statusCode) });
+      logger[res.statusCode >= 500 ? "error" : "info"](
+        { ...entry, responseTime: Math.round(seconds * 1000) },
+        "request completed",
+      );
     });
     next();
   });
-  app.use(
-    pinoHttp({
-      logger,
-      genReqId: (req, res) => {
-        const given = req.headers["x-request-id"];
-        const id = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
-        res.setHeader("X-Request-Id", id);
-        return id;
-      },
-      // Only what is safe: never headers (Authorization) or bodies (passwords, keys).
-      serializers: {
-        req: (req: { id: unknown; method: string; url: string; remoteAddress?: string }) => ({
-          id: req.id,
-          method: req.method,
-          path: req.url.split("?")[0],
-          remoteAddress: req.remoteAddress,
-        }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-      customLogLevel: (_req, res, error) =>
-        error !== undefined || res.statusCode >= 500 ? "error" : "info",
-    }),
-  );
 
   // Security headers on every answer (the API serves JSON only: nothing may frame,
   // sniff or embed it; browsers keep to HTTPS once they have used it).
-  app.use(
+  const security = fixedHeaders(
     helmet({
-      contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+      // JSON only: nothing to load, so none of helmet's defaults for pages (a shorter header).
+      contentSecurityPolicy: {
+        useDefaults: false,
+        directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] },
+      },
       // With an allow-list, browser clients of other origins read answers through CORS.
       crossOriginResourcePolicy: {
         policy: services.config.CHAT_CORS_ORIGINS.length > 0 ? "cross-origin" : "same-origin",
       },
     }),
   );
+  app.use((_req, res, next) => {
+    res.setHeaders(security);
+    next();
+  });
   const crossOrigin = corsMiddleware(services.config.CHAT_CORS_ORIGINS);
   if (crossOrigin !== undefined) app.use(crossOrigin);
 
@@ -175,9 +233,15 @@ export function createApp(services: Services, api: Api = buildApi(services)): ex
     next(new JsonableError("Not found", "NOT_FOUND", 404));
   });
 
-  const errors: ErrorRequestHandler = (error: unknown, req, res, _next) => {
+  const errors: ErrorRequestHandler = (error: unknown, _req, res, _next) => {
+    const reqId: unknown = res.locals.requestId;
+    if (isDatabaseUnavailable(error)) {
+      // Not a defect: the request may succeed once the database is back.
+      logger.warn({ err: error, reqId }, "database unavailable");
+      error = databaseUnavailableError();
+    }
     const { status, headers, body } = renderError(clientError(error) ?? error);
-    if (status >= 500) logger.error({ err: error, reqId: req.id }, "unhandled error");
+    if (status >= 500 && status !== 503) logger.error({ err: error, reqId }, "unhandled error");
     res.status(status).set(headers).json(body);
   };
   app.use(errors);

@@ -10,7 +10,9 @@ import { createServices } from "./services";
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const logger = pino({ level: config.CHAT_LOG_LEVEL, base: { service: "chat-api" } });
-  const db = await openDatabase(config);
+  const db = await openDatabase(config, (error) =>
+    logger.warn({ err: error.message }, "lost a database connection"),
+  );
   if (!isProduction(config)) {
     // Development applies migrations itself; production runs `db:migrate` before starting replicas.
     const applied = await migrate(db.sql);

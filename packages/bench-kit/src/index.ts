@@ -1,4 +1,12 @@
+export {
+  type AutocannonOptions,
+  type HttpLoadResult,
+  autocannon,
+  autocannonArgs,
+  autocannonVersion,
+} from "./autocannon";
 export { type H2loadOptions, type LoadResult, ensureH2load, h2load, windowed } from "./h2load";
 export { type Served, freePort, serve, waitForPort } from "./process";
-export { machine, table, writeSection } from "./report";
+export { machine, table, toolVersion, writeSection } from "./report";
 export { type Summary, quantile, summarize } from "./stats";
+export { type PrivatePostgres, privatePostgres } from "./private-postgres";

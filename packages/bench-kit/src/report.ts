@@ -2,22 +2,24 @@ import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 
-/** The machine and runtime a run was measured on, as one Markdown line. */
-export function machine(): string {
+/** The first line `command args` prints (a tool's version), or "not installed". */
+export function toolVersion(command: string, args: string[]): string {
+  try {
+    return execFileSync(command, args, { encoding: "utf8" }).split("\n")[0]?.trim() ?? "";
+  } catch {
+    return "not installed";
+  }
+}
+
+/** The machine and runtime a run was measured on, and the load tools' versions, as one Markdown line. */
+export function machine(tools: readonly string[] = [toolVersion("h2load", ["--version"])]): string {
   const cpu = os.cpus()[0]?.model.trim() ?? "unknown CPU";
-  const tool = (command: string, args: string[]): string => {
-    try {
-      return execFileSync(command, args, { encoding: "utf8" }).split("\n")[0]?.trim() ?? "";
-    } catch {
-      return "not installed";
-    }
-  };
   return [
     `${os.cpus().length} x ${cpu}`,
     `${(os.totalmem() / 2 ** 30).toFixed(0)} GiB`,
     `Linux ${os.release()}`,
     `Node ${process.version}`,
-    tool("h2load", ["--version"]),
+    ...tools,
   ].join(", ");
 }
 

@@ -1,7 +1,19 @@
+import { once } from "node:events";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { quantile, summarize, table, windowed, writeSection } from "../src";
+import {
+  autocannon,
+  autocannonArgs,
+  autocannonVersion,
+  quantile,
+  summarize,
+  table,
+  windowed,
+  writeSection,
+} from "../src";
 
 describe("quantile and summarize", () => {
   it("takes the nearest rank", () => {
@@ -44,5 +56,59 @@ describe("writeSection", () => {
 
   it("renders a table", () => {
     expect(table(["x", "y"], [["1", "2"]])).toBe("| x | y |\n| --- | --- |\n| 1 | 2 |");
+  });
+});
+
+describe("autocannon", () => {
+  it("builds the command line: method, rate, headers split at their first '=', body, URL last", () => {
+    expect(
+      autocannonArgs({
+        url: "http://127.0.0.1:1/x",
+        method: "PATCH",
+        headers: { authorization: "Basic YTpi==", "content-type": "text/plain" },
+        body: "a=b",
+        connections: 4,
+        seconds: 2,
+        rate: 50,
+      }),
+    ).toEqual([
+      "--json",
+      "-c",
+      "4",
+      "-d",
+      "2",
+      "-m",
+      "PATCH",
+      "-R",
+      "50",
+      "-H",
+      "authorization=Basic YTpi==",
+      "-H",
+      "content-type=text/plain",
+      "-b",
+      "a=b",
+      "http://127.0.0.1:1/x",
+    ]);
+  });
+
+  it("measures a local server: every request answered, none failed", async () => {
+    const server = http.createServer((_req, res) => res.end("ok"));
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const { port } = server.address() as AddressInfo;
+    try {
+      const result = await autocannon({
+        url: `http://127.0.0.1:${port}/`,
+        connections: 2,
+        seconds: 1,
+        rate: 100,
+      });
+      expect(result.failures).toBe(0);
+      expect(result.requests).toBeGreaterThan(50);
+      expect(result.requests).toBeLessThanOrEqual(110);
+      expect(autocannonVersion()).toMatch(/^\d+\.\d+\.\d+$/);
+    } finally {
+      server.close();
+    }
   });
 });

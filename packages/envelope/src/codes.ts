@@ -1,6 +1,7 @@
 /**
  * The machine-readable error codes the chat API sends in `code`, as Zulip names
- * them (zerver/lib/exceptions.py), plus `NOT_FOUND` for unknown paths (ours).
+ * them (zerver/lib/exceptions.py), plus two of ours: `NOT_FOUND` for unknown paths and
+ * `SERVICE_UNAVAILABLE` (HTTP 503) while the database cannot be reached.
  */
 export const ErrorCode = {
   BAD_REQUEST: "BAD_REQUEST",
@@ -19,6 +20,7 @@ export const ErrorCode = {
   BAD_EVENT_QUEUE_ID: "BAD_EVENT_QUEUE_ID",
   PUSH_SERVICE_NOT_CONFIGURED: "PUSH_SERVICE_NOT_CONFIGURED",
   NOT_FOUND: "NOT_FOUND",
+  SERVICE_UNAVAILABLE: "SERVICE_UNAVAILABLE",
 } as const;
 
 /** One of the error codes of {@link ErrorCode}. */

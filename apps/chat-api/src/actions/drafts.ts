@@ -2,6 +2,8 @@ import { MAX_TOPIC_LENGTH } from "./channel-settings";
 import { JsonableError } from "@repo/envelope";
 import { z } from "zod";
 import type { Draft, DraftType, Prisma, PrismaClient } from "../gen/prisma/client";
+import type { Database } from "../db/database";
+import { DRAFT_CHECK, DRAFT_UPDATE } from "../db/statements";
 import { sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
 import { parseJsonValue } from "../lib/params";
@@ -25,7 +27,7 @@ export const draftListSchema = z.array(draftSchema);
 export type DraftInput = z.output<typeof draftSchema>;
 
 /** A draft on the wire. */
-export function draftView(draft: Draft) {
+export function draftView(draft: Omit<Draft, "user_id">) {
   return {
     id: draft.id,
     type: draft.type === "unaddressed" ? "" : draft.type,
@@ -107,25 +109,46 @@ export async function doCreateDrafts(
   });
 }
 
+const draftMissing = () => new JsonableError("Draft does not exist", "BAD_REQUEST", 404);
+
 async function ownDraft(prisma: Prisma.TransactionClient, userId: number, draftId: number) {
   const draft = await prisma.draft.findFirst({ where: { id: draftId, user_id: userId } });
-  if (draft === null) throw new JsonableError("Draft does not exist", "BAD_REQUEST", 404);
+  if (draft === null) throw draftMissing();
   return draft;
 }
 
-/** PATCH /drafts/{id}: sync setting, then the draft's existence, then its content; sends `drafts`/`update`. */
+/**
+ * PATCH /drafts/{id}: sync setting, then the draft's existence, then its
+ * content; sends `drafts`/`update`. Raw SQL but for the channel check (one
+ * statement for the two checks, then one transaction of two): a frequent
+ * call, and Prisma's per-query cost would be most of its time.
+ */
 export async function doEditDraft(
-  prisma: PrismaClient,
+  db: Pick<Database, "prisma" | "sql">,
   user: AuthedUser,
   draftId: number,
   raw: string,
 ): Promise<void> {
-  await checkDraftSync(prisma, user.id);
-  await ownDraft(prisma, user.id, draftId);
-  const row = await validDraft(prisma, user, parseDraft(raw));
-  await prisma.$transaction(async (tx) => {
-    await ownDraft(tx, user.id, draftId);
-    const draft = await tx.draft.update({ where: { id: draftId }, data: row });
+  const [found] = await db.sql.query<{ sync: boolean; draft: number | null }>(DRAFT_CHECK, [
+    user.id,
+    draftId,
+  ]);
+  if (found === undefined) throw new Error(`user ${user.id} is gone`);
+  if (!found.sync) throw new JsonableError("User has disabled synchronizing drafts.");
+  if (found.draft === null) throw draftMissing();
+  const row = await validDraft(db.prisma, user, parseDraft(raw));
+  await db.sql.transaction(async (tx) => {
+    const [draft] = await tx.query<Omit<Draft, "user_id">>(DRAFT_UPDATE, [
+      row.type,
+      row.to,
+      row.topic,
+      row.content,
+      row.last_edit_time,
+      draftId,
+      user.id,
+    ]);
+    // Deleted by another client since the check.
+    if (draft === undefined) throw draftMissing();
     await sendEvent(tx, [user.id], { type: "drafts", op: "update", draft: draftView(draft) });
   });
 }

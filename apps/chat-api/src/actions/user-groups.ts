@@ -1,19 +1,10 @@
 import { InsufficientPermissionError, JsonableError } from "@repo/envelope";
 import { realmAudience, sendEvent } from "../events/queue";
 import type { Prisma, PrismaClient, UserGroup } from "../gen/prisma/client";
+import type { SqlSession } from "../db/sql";
+import { GROUP_MEMBERSHIP } from "../db/statements";
 import { systemGroupIds } from "../db/seed";
 import { type GroupSettingValue, readGroupSettings, storeGroupSetting } from "../lib/group-setting";
-
-/** A group of the caller's realm, or `Invalid user group` (another realm's looks the same). */
-export async function accessUserGroup(
-  prisma: PrismaClient,
-  realmId: number,
-  groupId: number,
-): Promise<UserGroup> {
-  const group = await prisma.userGroup.findFirst({ where: { id: groupId, realm_id: realmId } });
-  if (group === null) throw new JsonableError("Invalid user group");
-  return group;
-}
 
 /**
  * Whether `userId` is a member of `groupId`: directly, or (unless `directOnly`)
@@ -41,6 +32,28 @@ export async function isGroupMember(
       WHERE m.user_id = ${userId} AND u.is_active
     ) AS member`;
   return rows[0]?.member === true;
+}
+
+/**
+ * GET /user_groups/{id}/members/{user_id} in one statement: the group and the
+ * user must be the realm's ("Invalid user group", then "No such user"; bots
+ * can be asked about too, feature level 458), then membership as
+ * {@link isGroupMember} decides it. A frequent call: raw SQL, no Prisma.
+ */
+export async function groupMembership(
+  sql: SqlSession,
+  realmId: number,
+  groupId: number,
+  userId: number,
+  directOnly: boolean,
+): Promise<boolean> {
+  const [row] = await sql.query<{ group_found: boolean; user_found: boolean; member: boolean }>(
+    GROUP_MEMBERSHIP,
+    [groupId, realmId, userId, directOnly],
+  );
+  if (row?.group_found !== true) throw new JsonableError("Invalid user group");
+  if (!row.user_found) throw new JsonableError("No such user");
+  return row.member;
 }
 
 /** A realm permission held by a group setting (`can_invite_users_group`...), as its column name. */

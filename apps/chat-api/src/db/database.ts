@@ -6,6 +6,9 @@ import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../gen/prisma/client";
 import { type SqlRunner, pgRunner, pgliteRunner } from "./sql";
 
+/** How long to wait for a new PostgreSQL connection before failing the query. */
+const CONNECT_TIMEOUT_MS = 5000;
+
 /** Where the data lives. */
 export type DatabaseConfig =
   | {
@@ -37,14 +40,22 @@ export interface Database {
 }
 
 /** Opens the database that `config` names; every entry point and test goes through here. */
-export async function createDatabase(config: DatabaseConfig): Promise<Database> {
+export async function createDatabase(
+  config: DatabaseConfig,
+  onError?: (error: Error) => void,
+): Promise<Database> {
   if (config.kind === "postgres") {
     const { schema } = config;
     const pool = new Pool({
       connectionString: config.url,
       max: config.poolSize ?? 10,
+      // A database that does not answer fails requests (503) instead of holding them.
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       ...(schema === undefined ? {} : { options: `-c search_path="${schema}"` }),
     });
+    // An idle connection the server closed (a restart, an outage): the pool drops it and
+    // opens a new one on the next query; without a listener the process would crash.
+    pool.on("error", (error) => onError?.(error));
     const prisma = new PrismaClient({
       adapter: new PrismaPg(pool, schema === undefined ? undefined : { schema }),
     });
@@ -53,7 +64,7 @@ export async function createDatabase(config: DatabaseConfig): Promise<Database> 
       idle: pool.idleCount,
       waiting: pool.waitingCount,
     });
-    const sql = pgRunner(pool);
+    const sql = pgRunner(pool, onError);
     // LISTEN holds a pooled connection, and the pool does not end while one is out.
     const end = async (): Promise<void> => {
       await sql.stopListening();

@@ -18,9 +18,26 @@ export interface SqlSession {
 export interface SqlRunner extends SqlSession {
   /** Runs `work` on one connection of its own. */
   withSession<T>(work: (session: SqlSession) => Promise<T>): Promise<T>;
-  /** Calls `onMessage` for every NOTIFY on `channel`; resolves to the unsubscribe function. */
-  listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Runs `work` in one transaction on one connection: committed when it
+   * resolves, rolled back when it throws (the error goes on).
+   */
+  transaction<T>(work: (session: SqlSession) => Promise<T>): Promise<T>;
+  /**
+   * Calls `onMessage` for every NOTIFY on `channel`; resolves to the unsubscribe
+   * function. A lost connection is reopened (with backoff) and LISTENs again;
+   * `onRestored` is called then, since NOTIFYs sent meanwhile were missed.
+   */
+  listen(
+    channel: string,
+    onMessage: (payload: string) => void,
+    onRestored?: () => void,
+  ): Promise<() => Promise<void>>;
 }
+
+/** First and longest wait before reopening a lost LISTEN connection. */
+const LISTEN_RETRY_MS = 100;
+const LISTEN_RETRY_MAX_MS = 5000;
 
 function quoteIdentifier(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
@@ -41,7 +58,10 @@ function sessionOf(client: Pool | PoolClient): SqlSession {
  * Raw SQL over a node-postgres pool (the one Prisma's adapter uses too).
  * `stopListening` gives back the connections LISTEN holds: the pool does not end while one is out.
  */
-export function pgRunner(pool: Pool): SqlRunner & { stopListening(): Promise<void> } {
+export function pgRunner(
+  pool: Pool,
+  onError?: (error: Error) => void,
+): SqlRunner & { stopListening(): Promise<void> } {
   const listeners = new Set<() => Promise<void>>();
   return {
     ...sessionOf(pool),
@@ -53,19 +73,75 @@ export function pgRunner(pool: Pool): SqlRunner & { stopListening(): Promise<voi
         client.release();
       }
     },
-    async listen(channel, onMessage) {
+    async transaction(work) {
       const client = await pool.connect();
-      client.on("notification", (message) => {
-        if (message.channel === channel) onMessage(message.payload ?? "");
-      });
-      await client.query(`LISTEN ${quoteIdentifier(channel)}`);
+      let broken: Error | undefined;
+      try {
+        await client.query("BEGIN");
+        const result = await work(sessionOf(client));
+        await client.query("COMMIT");
+        return result;
+      } catch (error) {
+        try {
+          await client.query("ROLLBACK");
+        } catch (rollback) {
+          // A connection that cannot roll back is not given back to the pool.
+          broken = rollback instanceof Error ? rollback : new Error(String(rollback));
+        }
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    },
+    async listen(channel, onMessage, onRestored) {
+      let client: PoolClient | undefined;
+      let stopped = false;
+      let retry: NodeJS.Timeout | undefined;
+      const open = async (): Promise<void> => {
+        const opened = await pool.connect();
+        opened.on("notification", (message) => {
+          if (message.channel === channel) onMessage(message.payload ?? "");
+        });
+        // A checked-out client that errors (the server went away) must have a listener.
+        opened.on("error", (error) => lost(opened, error));
+        try {
+          await opened.query(`LISTEN ${quoteIdentifier(channel)}`);
+        } catch (error) {
+          opened.release(true);
+          throw error;
+        }
+        client = opened;
+      };
+      const lost = (which: PoolClient, error: Error): void => {
+        if (client !== which) return;
+        client = undefined;
+        which.release(error);
+        if (stopped) return;
+        onError?.(error);
+        reopen(LISTEN_RETRY_MS);
+      };
+      const reopen = (delay: number): void => {
+        retry = setTimeout(() => {
+          open().then(
+            () => onRestored?.(),
+            () => reopen(Math.min(delay * 2, LISTEN_RETRY_MAX_MS)),
+          );
+        }, delay);
+        retry.unref();
+      };
+      await open();
       const stop = async (): Promise<void> => {
         if (!listeners.delete(stop)) return;
+        stopped = true;
+        clearTimeout(retry);
+        const current = client;
+        client = undefined;
+        if (current === undefined) return;
         try {
-          await client.query(`UNLISTEN ${quoteIdentifier(channel)}`);
-          client.release();
+          await current.query(`UNLISTEN ${quoteIdentifier(channel)}`);
+          current.release();
         } catch (error) {
-          client.release(error instanceof Error ? error : true);
+          current.release(error instanceof Error ? error : true);
         }
       };
       listeners.add(stop);
@@ -94,6 +170,18 @@ export function pgliteRunner(db: PGlite): SqlRunner & { stopListening(): Promise
   return {
     ...session,
     withSession: (work) => work(session),
+    // PGlite runs nothing else (Prisma included) while a transaction holds its one connection.
+    transaction: (work) =>
+      db.transaction((tx) =>
+        work({
+          async query<T extends Row>(text: string, params: readonly unknown[] = []) {
+            return (await tx.query<T>(text, [...params])).rows;
+          },
+          async exec(script) {
+            await tx.exec(script);
+          },
+        }),
+      ),
     async listen(channel, onMessage) {
       const unlisten = await db.listen(channel, onMessage);
       const stop = async (): Promise<void> => {

@@ -23,9 +23,17 @@ export class EventHub {
   /** Starts hearing new events of every replica. */
   async start(): Promise<void> {
     this.closed = false;
-    this.unlisten = await this.sql.listen(EVENTS_CHANNEL, (queueId) => {
-      this.wake(queueId);
-    });
+    this.unlisten = await this.sql.listen(
+      EVENTS_CHANNEL,
+      (queueId) => {
+        this.wake(queueId);
+      },
+      () => {
+        // Events written while the connection was away woke nobody: every poll looks again.
+        this.logger.info("listening for events again: waking every waiting poll");
+        for (const queueId of [...this.waiters.keys()]) this.wake(queueId);
+      },
+    );
   }
 
   /** Stops hearing events and releases every waiting poll. */

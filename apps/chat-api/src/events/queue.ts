@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { ErrorCode, JsonableError } from "@repo/envelope";
+import type { SqlSession } from "../db/sql";
+import { SEND_EVENT } from "../db/statements";
 import type { Prisma, PrismaClient } from "../gen/prisma/client";
 import { EVENTS_CHANNEL, type EventHub } from "./hub";
 
@@ -11,29 +13,20 @@ export interface ChatEvent {
 
 /**
  * Writes `event` to every queue of `userIds` that asked for its type, inside
- * the transaction `tx` that makes the change it describes: the change and
+ * the transaction `tx` (Prisma's, or a raw SQL one) that makes the change it describes: the change and
  * its events commit together or not at all. Each queue numbers its events
  * (its `last_event_id` counter, row-locked by the UPDATE); the NOTIFY of each
  * queue id goes out on commit and wakes its long-polls on every replica.
  */
 export async function sendEvent(
-  tx: Prisma.TransactionClient,
+  tx: Prisma.TransactionClient | SqlSession,
   userIds: readonly number[],
   event: ChatEvent,
 ): Promise<void> {
   if (userIds.length === 0) return;
-  await tx.$executeRaw`
-    WITH queues AS (
-      UPDATE event_queues SET last_event_id = last_event_id + 1
-      WHERE user_id = ANY(${[...userIds]}::int[])
-        AND (all_event_types OR ${event.type} = ANY(event_types))
-      RETURNING id, last_event_id
-    ), written AS (
-      INSERT INTO events (queue_id, id, payload)
-      SELECT id, last_event_id, ${JSON.stringify(event)}::jsonb FROM queues
-      RETURNING queue_id
-    )
-    SELECT pg_notify(${EVENTS_CHANNEL}, queue_id) FROM written`;
+  const params = [[...userIds], event.type, JSON.stringify(event), EVENTS_CHANNEL];
+  if ("query" in tx) await tx.query(SEND_EVENT, params);
+  else await tx.$executeRawUnsafe(SEND_EVENT, ...params);
 }
 
 /** The active users of a realm: the audience of realm-wide events. */

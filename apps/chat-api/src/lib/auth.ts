@@ -41,6 +41,10 @@ function sameKey(a: string, b: string): boolean {
  */
 export class AuthCache implements Invalidatable {
   private readonly byKey = new LRUCache<string, Cached>({ max: 100_000, ttl: 60_000 });
+  /** Lookups under way: concurrent requests with the same key wait for one query. */
+  private readonly pending = new Map<string, Promise<Cached | undefined>>();
+  /** Bumped by every invalidation: a lookup that began before one does not fill the cache. */
+  private generation = 0;
 
   constructor(private readonly prisma: PrismaClient) {}
 
@@ -48,11 +52,22 @@ export class AuthCache implements Invalidatable {
   async lookup(apiKey: string): Promise<AuthedUser | undefined> {
     const hit = this.byKey.get(apiKey);
     if (hit !== undefined && sameKey(hit.apiKey, apiKey)) return hit.user;
+    let pending = this.pending.get(apiKey);
+    if (pending === undefined) {
+      pending = this.load(apiKey).finally(() => this.pending.delete(apiKey));
+      this.pending.set(apiKey, pending);
+    }
+    const found = await pending;
+    return found !== undefined && sameKey(found.apiKey, apiKey) ? found.user : undefined;
+  }
+
+  private async load(apiKey: string): Promise<Cached | undefined> {
+    const generation = this.generation;
     const row = await this.prisma.user.findUnique({
       where: { api_key: apiKey },
       include: { realm: { select: { deactivated: true } } },
     });
-    if (row === null || !sameKey(row.api_key, apiKey)) return undefined;
+    if (row === null) return undefined;
     const user: AuthedUser = {
       id: row.id,
       realm_id: row.realm_id,
@@ -66,11 +81,18 @@ export class AuthCache implements Invalidatable {
       is_active: row.is_active,
       realm_deactivated: row.realm.deactivated,
     };
-    this.byKey.set(apiKey, { user, apiKey: row.api_key });
-    return user;
+    const cached = { user, apiKey: row.api_key };
+    if (generation === this.generation) this.byKey.set(apiKey, cached);
+    return cached;
+  }
+
+  clear(): void {
+    this.generation += 1;
+    this.byKey.clear();
   }
 
   invalidate(change: CacheChange): void {
+    this.generation += 1;
     for (const [key, { user }] of this.byKey.entries()) {
       if ("user" in change ? user.id === change.user : user.realm_id === change.realm)
         this.byKey.delete(key);

@@ -11,6 +11,8 @@ export const CACHE_CHANNEL = "chat_cache";
 /** Something that caches rows and can forget them. */
 export interface Invalidatable {
   invalidate(change: CacheChange): void;
+  /** Drops everything (changes may have been missed while the database was away). */
+  clear(): void;
 }
 
 /**
@@ -35,12 +37,19 @@ export class CacheBus {
 
   /** Starts listening for other replicas' changes. */
   async start(): Promise<void> {
-    this.unlisten = await this.sql.listen(CACHE_CHANNEL, (payload) => {
-      const change = parseChange(payload);
-      if (change === undefined)
-        this.logger.warn({ payload }, "ignored a malformed cache notification");
-      else this.apply(change);
-    });
+    this.unlisten = await this.sql.listen(
+      CACHE_CHANNEL,
+      (payload) => {
+        const change = parseChange(payload);
+        if (change === undefined)
+          this.logger.warn({ payload }, "ignored a malformed cache notification");
+        else this.apply(change);
+      },
+      () => {
+        this.logger.info("listening for cache changes again: dropped every cached entry");
+        for (const cache of this.caches) cache.clear();
+      },
+    );
   }
 
   /** Stops listening. */

@@ -49,6 +49,10 @@ export class RealmDirectory implements Invalidatable {
     return { subdomain, realm: hit.realm ?? undefined };
   }
 
+  clear(): void {
+    this.cache.clear();
+  }
+
   invalidate(change: CacheChange): void {
     if ("realm" in change) this.cache.clear();
   }

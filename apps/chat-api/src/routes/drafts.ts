@@ -52,7 +52,7 @@ export function draftRoutes(api: Api, { db }: Services): void {
       params: { draft: str({ ownNulCheck: true }).describe("A Draft object, as JSON") },
     },
     async ({ user, path, params }) => {
-      await doEditDraft(db.prisma, user, path.draft_id, params.draft);
+      await doEditDraft(db, user, path.draft_id, params.draft);
       return {};
     },
   );

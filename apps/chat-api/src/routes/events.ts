@@ -69,7 +69,7 @@ export function eventRoutes(api: Api, { db, config, events }: Services): void {
           : [];
       }
       if (wants("presence")) {
-        const rows = await realmPresences(db.prisma, user, {
+        const rows = await realmPresences(db, user, {
           limitToAccessible: config.CHAT_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE,
           ...(params.presence_history_limit_days === undefined
             ? {}

@@ -35,7 +35,7 @@ export function presenceRoutes(api: Api, { db, config }: Services): void {
       if (params.ping_only) return {};
       const lastUpdateId = params.last_update_id;
       const modern = lastUpdateId !== undefined;
-      const rows = await realmPresences(db.prisma, user, {
+      const rows = await realmPresences(db, user, {
         limitToAccessible,
         ...(modern && lastUpdateId >= 0 ? { afterUpdateId: lastUpdateId } : {}),
         ...(params.history_limit_days === undefined
@@ -68,7 +68,7 @@ export function presenceRoutes(api: Api, { db, config }: Services): void {
       params: {},
     },
     async ({ user }) => {
-      const rows = await realmPresences(db.prisma, user, { limitToAccessible });
+      const rows = await realmPresences(db, user, { limitToAccessible });
       return {
         presences: Object.fromEntries(rows.map((p) => [p.user.email, legacyPresence(p)])),
         server_timestamp: Date.now() / 1000,

@@ -1,9 +1,7 @@
-import { JsonableError } from "@repo/envelope";
 import {
-  accessUserGroup,
   doCreateUserGroup,
   doUpdateSubgroups,
-  isGroupMember,
+  groupMembership,
   listUserGroups,
 } from "../actions/user-groups";
 import { doDeactivateUserGroup } from "../actions/user-group-deactivation";
@@ -28,22 +26,15 @@ export function userGroupRoutes(api: Api, { db }: Services): void {
           .describe("Count only direct members, not members of subgroups"),
       },
     },
-    async ({ realm, path, params }) => {
-      const group = await accessUserGroup(db.prisma, realm.id, path.user_group_id);
-      // Bots can be queried too (feature level 458); deactivated users simply are not members.
-      const target = await db.prisma.user.findFirst({
-        where: { id: path.user_id, realm_id: realm.id },
-      });
-      if (target === null) throw new JsonableError("No such user");
-      return {
-        is_user_group_member: await isGroupMember(
-          db.prisma,
-          group.id,
-          target.id,
-          params.direct_member_only,
-        ),
-      };
-    },
+    async ({ realm, path, params }) => ({
+      is_user_group_member: await groupMembership(
+        db.sql,
+        realm.id,
+        path.user_group_id,
+        path.user_id,
+        params.direct_member_only,
+      ),
+    }),
   );
 
   api.user(

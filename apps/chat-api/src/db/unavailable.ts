@@ -1,0 +1,74 @@
+import { ErrorCode, JsonableError } from "@repo/envelope";
+
+/** Socket errors of a database that cannot be reached. */
+const SOCKET_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
+
+/**
+ * SQLSTATEs of a server going away or not taking connections: class 08
+ * (connection exception), 57P01-57P03 (shutting down, crashed, starting up),
+ * 53300 (too many connections).
+ */
+const SERVER_GONE = /^(08...|57P0[123]|53300)$/;
+
+/** Prisma's codes for an unreachable database, a closed connection, a pool timeout. */
+const PRISMA_CODES = new Set(["P1001", "P1002", "P1008", "P1017", "P2024"]);
+
+/** Prisma driver adapters' error kinds for the same. */
+const ADAPTER_KINDS = new Set([
+  "DatabaseNotReachable",
+  "ConnectionClosed",
+  "SocketTimeout",
+  "TooManyConnections",
+]);
+
+/** node-postgres's own messages for a connection lost or never made. */
+const PG_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection closed/i;
+
+/**
+ * Whether `error` (or one of its causes) says the database cannot be reached
+ * now, as opposed to a statement it refused: the request may succeed later,
+ * so it is answered 503, not 500.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  // Prisma puts the driver's error under meta.driverAdapterError.cause; others chain `cause`.
+  const pending: unknown[] = [error];
+  for (let seen = 0; pending.length > 0 && seen < 16; seen++) {
+    const current = pending.shift();
+    if (current === null || typeof current !== "object") continue;
+    const { code, kind, message, originalCode, cause, meta, driverAdapterError } =
+      current as Record<string, unknown>;
+    for (const value of [code, originalCode]) {
+      if (typeof value !== "string") continue;
+      if (SOCKET_CODES.has(value) || PRISMA_CODES.has(value) || SERVER_GONE.test(value))
+        return true;
+    }
+    if (typeof kind === "string" && ADAPTER_KINDS.has(kind)) return true;
+    if (typeof message === "string" && PG_MESSAGES.test(message)) return true;
+    pending.push(cause, meta, driverAdapterError);
+  }
+  return false;
+}
+
+/** Seconds a client is told to wait before trying again. */
+export const RETRY_AFTER_SECONDS = 5;
+
+/** The answer while the database cannot be reached. */
+export function databaseUnavailableError(): JsonableError {
+  return new JsonableError(
+    "Service unavailable: the database cannot be reached; try again shortly",
+    ErrorCode.SERVICE_UNAVAILABLE,
+    503,
+    {},
+    { "Retry-After": String(RETRY_AFTER_SECONDS) },
+  );
+}

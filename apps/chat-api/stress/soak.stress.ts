@@ -1,0 +1,134 @@
+/**
+ * A soak: chat-api on PostgreSQL (a cluster of the test's own) under a steady
+ * mixed load for three minutes (loopback only; the load stops by itself), after
+ * 20 s of warm-up at the same rates. Zero errors, and memory flat: the heap
+ * after the run within 10 % of the heap after warm-up (each the lowest of its
+ * last 15 s of one-second samples, so both are read after a collection).
+ */
+import { type PrivatePostgres, autocannon, privatePostgres } from "@repo/bench-kit";
+import { Client } from "pg";
+import { type ChatProcess, apiKey, client, startChatApi } from "./support";
+
+const SOAK_SECONDS = Number(process.env.STRESS_SOAK_SECONDS ?? 180);
+const WARM_UP_SECONDS = 20;
+const WINDOW_MS = 15_000;
+
+jest.setTimeout((SOAK_SECONDS + WARM_UP_SECONDS + 120) * 1000);
+
+let pg: PrivatePostgres;
+let chat: ChatProcess;
+
+beforeAll(async () => {
+  pg = await privatePostgres();
+  const admin = new Client({ connectionString: pg.url });
+  await admin.connect();
+  await admin.query("CREATE DATABASE chat");
+  await admin.end();
+  chat = await startChatApi({
+    DATABASE_URL: pg.url.replace(/\/postgres$/, "/chat"),
+    CHAT_LOG_LEVEL: "warn",
+  });
+});
+
+afterAll(async () => {
+  chat.child.kill("SIGKILL");
+  await pg.destroy();
+});
+
+/** `nodejs_heap_size_used_bytes` every second, until stopped. */
+function sampleHeap(metricsPort: number) {
+  const samples: { at: number; bytes: number }[] = [];
+  const timer = setInterval(() => {
+    fetch(`http://127.0.0.1:${metricsPort}/metrics`)
+      .then((r) => r.text())
+      .then((text) => {
+        const match = /^nodejs_heap_size_used_bytes (\d+)/m.exec(text);
+        if (match?.[1] !== undefined) samples.push({ at: Date.now(), bytes: Number(match[1]) });
+      })
+      .catch(() => undefined);
+  }, 1000);
+  return {
+    samples,
+    stop: () => clearInterval(timer),
+    /** The lowest sample of the `WINDOW_MS` before `at`. */
+    lowBefore(at: number): number {
+      return Math.min(
+        ...samples.filter((s) => s.at <= at && s.at > at - WINDOW_MS).map((s) => s.bytes),
+      );
+    },
+  };
+}
+
+describe("a three-minute soak", () => {
+  it("answers every request at a steady rate, with a flat heap", async () => {
+    const hamlet = await apiKey(chat.base, "hamlet@example.com");
+    const { call, agent } = client(chat.base);
+    const created = await call("POST", "/api/v1/drafts", {
+      auth: hamlet,
+      form: { drafts: JSON.stringify([{ type: "", to: [], topic: "", content: "soak" }]) },
+    });
+    const draftId = (created.body.ids as number[])[0];
+    await agent.close();
+    const auth = `Basic ${Buffer.from(hamlet.join(":")).toString("base64")}`;
+    const form = "application/x-www-form-urlencoded";
+    const mix = [
+      { path: "/api/v1/users/me", rate: 100 },
+      { path: "/api/v1/realm/presence", rate: 20 },
+      { path: "/api/v1/server_settings", rate: 50 },
+      {
+        path: `/api/v1/drafts/${draftId}`,
+        rate: 50,
+        method: "PATCH" as const,
+        body: `draft=${encodeURIComponent(JSON.stringify({ type: "", to: [], topic: "", content: "edited" }))}`,
+      },
+    ];
+    const load = (seconds: number) =>
+      Promise.all(
+        mix.map((m) =>
+          autocannon({
+            url: `${chat.base}${m.path}`,
+            method: m.method ?? "GET",
+            headers: {
+              authorization: auth,
+              ...(m.body === undefined ? {} : { "content-type": form }),
+            },
+            ...(m.body === undefined ? {} : { body: m.body }),
+            connections: 4,
+            seconds,
+            rate: m.rate,
+          }),
+        ),
+      );
+
+    const heap = sampleHeap(chat.metricsPort);
+    const warm = await load(WARM_UP_SECONDS);
+    const warmedAt = Date.now();
+    const soak = await load(SOAK_SECONDS);
+    const endedAt = Date.now();
+    heap.stop();
+
+    const afterWarmUp = heap.lowBefore(warmedAt);
+    const afterRun = heap.lowBefore(endedAt);
+    const requests = soak.reduce((sum, r) => sum + r.requests, 0);
+    const planned = mix.reduce((sum, m) => sum + m.rate, 0) * SOAK_SECONDS;
+    process.stdout.write(
+      `${JSON.stringify({
+        test: "chat-api soak",
+        seconds: SOAK_SECONDS,
+        requests,
+        planned,
+        failures: soak.reduce((sum, r) => sum + r.failures, 0),
+        p99Ms: Math.max(...soak.map((r) => r.p99Ms)),
+        heapAfterWarmUpMiB: +(afterWarmUp / 2 ** 20).toFixed(1),
+        heapAfterRunMiB: +(afterRun / 2 ** 20).toFixed(1),
+        heapChange: +(afterRun / afterWarmUp - 1).toFixed(3),
+      })}\n`,
+    );
+    expect(warm.concat(soak).map((r) => r.failures)).toEqual(mix.concat(mix).map(() => 0));
+    // Steady: the load got (almost) every request it asked for.
+    expect(requests).toBeGreaterThan(planned * 0.95);
+    expect(Number.isFinite(afterWarmUp) && Number.isFinite(afterRun)).toBe(true);
+    expect(afterRun).toBeLessThanOrEqual(afterWarmUp * 1.1);
+    expect(chat.child.exitCode).toBeNull();
+  });
+});

@@ -1,0 +1,123 @@
+/**
+ * What the stress tests share: chat-api as a real process (the built
+ * `dist/index.js`, as deployed), its log lines, and calls over real HTTP.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { freePort, waitForPort } from "@repo/bench-kit";
+import { Agent, request } from "undici";
+
+/** A running chat-api process. */
+export interface ChatProcess {
+  child: ChildProcess;
+  port: number;
+  metricsPort: number;
+  base: string;
+  /** Every JSON log line so far, parsed. */
+  logs: Record<string, unknown>[];
+  /** Resolves with the exit code. */
+  exited: Promise<number | null>;
+}
+
+/** Starts `node dist/index.js` with `env` (development mode: migrates and seeds an empty database). */
+export async function startChatApi(env: Record<string, string>): Promise<ChatProcess> {
+  const [port, metricsPort] = [await freePort(), await freePort()];
+  const child = spawn(process.execPath, [join(__dirname, "../dist/index.js")], {
+    env: {
+      ...process.env,
+      NODE_ENV: "development",
+      CHAT_HOST: "127.0.0.1",
+      PORT: String(port),
+      CHAT_METRICS_PORT: String(metricsPort),
+      CHAT_RATE_LIMIT: "false",
+      CHAT_LOG_LEVEL: "info",
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const logs: Record<string, unknown>[] = [];
+  createInterface({ input: child.stdout }).on("line", (line) => {
+    if (line.startsWith("{")) logs.push(JSON.parse(line) as Record<string, unknown>);
+  });
+  const exited = once(child, "exit").then(([code]) => code as number | null);
+  await Promise.race([
+    waitForPort(port),
+    exited.then((code) => {
+      throw new Error(`chat-api exited with ${code} before it listened`);
+    }),
+  ]);
+  return { child, port, metricsPort, base: `http://127.0.0.1:${port}`, logs, exited };
+}
+
+/** One answer: status, parsed body, and how long it took. */
+export interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+  ms: number;
+}
+
+/** An HTTP client with keep-alive connections and no retries; every call gives up after 15 s. */
+export function client(base: string) {
+  const agent = new Agent({ connections: 32, headersTimeout: 15_000, bodyTimeout: 15_000 });
+  return {
+    agent,
+    call: async (
+      method: "GET" | "POST" | "PATCH" | "DELETE",
+      path: string,
+      options: { auth?: readonly [string, string]; form?: Record<string, string> } = {},
+    ): Promise<Answer> => {
+      const started = performance.now();
+      const headers: Record<string, string> = {};
+      if (options.auth !== undefined)
+        headers.authorization = `Basic ${Buffer.from(options.auth.join(":")).toString("base64")}`;
+      let body: string | undefined;
+      if (options.form !== undefined) {
+        headers["content-type"] = "application/x-www-form-urlencoded";
+        body = new URLSearchParams(options.form).toString();
+      }
+      const reply = await request(`${base}${path}`, {
+        method,
+        headers,
+        dispatcher: agent,
+        ...(body === undefined ? {} : { body }),
+      });
+      const text = await reply.body.text();
+      return {
+        status: reply.statusCode,
+        body: text === "" ? {} : (JSON.parse(text) as Record<string, unknown>),
+        ms: performance.now() - started,
+      };
+    },
+  };
+}
+
+/** A demo user's API key (development mode's `dev_fetch_api_key`). */
+export async function apiKey(base: string, email: string): Promise<readonly [string, string]> {
+  const { call, agent } = client(base);
+  try {
+    const answer = await call("POST", "/api/v1/dev_fetch_api_key", { form: { username: email } });
+    if (answer.status !== 200 || typeof answer.body.api_key !== "string")
+      throw new Error(`no key for ${email}: ${answer.status} ${JSON.stringify(answer.body)}`);
+    return [email, answer.body.api_key];
+  } finally {
+    await agent.close();
+  }
+}
+
+/** Resolves once `check` holds, polling every 100 ms; rejects after `timeoutMs`. */
+export async function until(
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,0 +1,74 @@
+/**
+ * The API-key cache: one query per key however many requests arrive at once,
+ * none while the entry lives, and a fresh one after an invalidation.
+ */
+import type { Database } from "../src/db/database";
+import { seedDemoRealm } from "../src/db/seed";
+import type { PrismaClient } from "../src/gen/prisma/client";
+import { AuthCache } from "../src/lib/auth";
+import { freshDatabase } from "./support/database";
+
+let db: Database;
+
+beforeAll(async () => {
+  db = await freshDatabase();
+  await seedDemoRealm(db.prisma);
+});
+
+afterAll(async () => {
+  await db.close();
+});
+
+/** A cache over the real client, counting the user lookups it sends. */
+function countingCache() {
+  const counter = { lookups: 0 };
+  const prisma = db.prisma.$extends({
+    query: {
+      user: {
+        findUnique({ args, query }) {
+          counter.lookups += 1;
+          return query(args);
+        },
+      },
+    },
+  });
+  return { cache: new AuthCache(prisma as unknown as PrismaClient), counter };
+}
+
+describe("AuthCache", () => {
+  it("sends one lookup for many concurrent requests with one key, then none", async () => {
+    const hamlet = await db.prisma.user.findFirstOrThrow({
+      where: { email: "hamlet@example.com" },
+    });
+    const { cache, counter } = countingCache();
+    const users = await Promise.all(Array.from({ length: 20 }, () => cache.lookup(hamlet.api_key)));
+    expect(users.map((u) => u?.id)).toEqual(Array.from({ length: 20 }, () => hamlet.id));
+    expect(counter.lookups).toBe(1);
+    await cache.lookup(hamlet.api_key);
+    expect(counter.lookups).toBe(1);
+
+    cache.invalidate({ user: hamlet.id });
+    expect((await cache.lookup(hamlet.api_key))?.id).toBe(hamlet.id);
+    expect(counter.lookups).toBe(2);
+  });
+
+  it("does not cache what a lookup read before an invalidation", async () => {
+    const iago = await db.prisma.user.findFirstOrThrow({ where: { email: "iago@example.com" } });
+    const { cache, counter } = countingCache();
+    const racing = cache.lookup(iago.api_key);
+    cache.invalidate({ user: iago.id });
+    expect((await racing)?.id).toBe(iago.id);
+    await cache.lookup(iago.api_key);
+    expect(counter.lookups).toBe(2);
+  });
+
+  it("answers undefined for an unknown key, and every waiter gets the same answer", async () => {
+    const { cache, counter } = countingCache();
+    const unknown = "Q".repeat(32);
+    expect(await Promise.all([cache.lookup(unknown), cache.lookup(unknown)])).toEqual([
+      undefined,
+      undefined,
+    ]);
+    expect(counter.lookups).toBe(1);
+  });
+});
