@@ -56,9 +56,12 @@ describe("SIGTERM under load", () => {
           form: { event_types: JSON.stringify(["drafts"]) },
         });
         const queue = encodeURIComponent(String(registered.body.queue_id));
-        return call("GET", `/api/v1/events?queue_id=${queue}&last_event_id=-1`, { auth: hamlet })
-          .then((answer) => ({ answer, at: Date.now() }))
-          .catch((error: unknown) => ({ error: String(error), at: Date.now() }));
+        // Not awaited here: the polls wait until the signal.
+        return {
+          done: call("GET", `/api/v1/events?queue_id=${queue}&last_event_id=-1`, { auth: hamlet })
+            .then((answer) => ({ answer, at: Date.now() }))
+            .catch((error: unknown) => ({ error: String(error), at: Date.now() })),
+        };
       }),
     );
 
@@ -126,8 +129,8 @@ describe("SIGTERM under load", () => {
     expect(slowReply).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
     expect(slowReply).toMatch(/"ids":\[\d+\]/);
     // Long-polls were answered (empty, at once), not dropped.
-    for (const poll of polls) {
-      expect("answer" in poll && poll.answer.status).toBe(200);
+    for (const poll of await Promise.all(polls.map((p) => p.done))) {
+      expect("answer" in poll ? poll.answer.status : poll.error).toBe(200);
       expect(poll.at - signalledAt).toBeLessThan(2000);
     }
     // Every answer a success; the only failures are connections refused or closed

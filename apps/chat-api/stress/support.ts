@@ -21,10 +21,16 @@ export interface ChatProcess {
   exited: Promise<number | null>;
 }
 
-/** Starts `node dist/index.js` with `env` (development mode: migrates and seeds an empty database). */
-export async function startChatApi(env: Record<string, string>): Promise<ChatProcess> {
+/**
+ * Starts `node [nodeArgs] dist/index.js` with `env` (development mode: migrates
+ * and seeds an empty database).
+ */
+export async function startChatApi(
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<ChatProcess> {
   const [port, metricsPort] = [await freePort(), await freePort()];
-  const child = spawn(process.execPath, [join(__dirname, "../dist/index.js")], {
+  const child = spawn(process.execPath, [...nodeArgs, join(__dirname, "../dist/index.js")], {
     env: {
       ...process.env,
       NODE_ENV: "development",

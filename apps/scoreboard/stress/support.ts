@@ -24,10 +24,13 @@ export interface ScoreboardProcess {
   metrics(): Promise<string>;
 }
 
-/** Starts `node dist/index.js` with `env`; resolves once it listens. */
-export async function startScoreboard(env: Record<string, string>): Promise<ScoreboardProcess> {
+/** Starts `node [nodeArgs] dist/index.js` with `env`; resolves once it listens. */
+export async function startScoreboard(
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<ScoreboardProcess> {
   const [port, metricsPort] = [await freePort(), await freePort()];
-  const child = spawn(process.execPath, [join(__dirname, "../dist/index.js")], {
+  const child = spawn(process.execPath, [...nodeArgs, join(__dirname, "../dist/index.js")], {
     env: {
       ...process.env,
       SCOREBOARD_HOST: "127.0.0.1",

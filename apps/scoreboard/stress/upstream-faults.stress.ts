@@ -92,7 +92,7 @@ describe("upstream faults under read load", () => {
         () =>
           site.set((_req, res) => res.writeHead(200, csv).end(Buffer.from([0, 1, 2, 255, 254]))),
         "rejected",
-        /./,
+        /not valid UTF-8/,
       ],
       [
         "a truncated body",
@@ -127,11 +127,8 @@ describe("upstream faults under read load", () => {
         logged,
         health: (await health.check({ service: "" })).status,
       };
-      expect([name, logged.length > 0, logged.every((r) => reason.test(r))]).toEqual([
-        name,
-        true,
-        true,
-      ]);
+      // (A fetch of the phase before may still end, and be logged, early in this one.)
+      expect([name, logged.some((r) => reason.test(r))]).toEqual([name, true]);
     }
 
     // A healthy upstream with a new board: it replaces the snapshot.

@@ -10,3 +10,4 @@ export { type Served, freePort, serve, waitForPort } from "./process";
 export { machine, table, toolVersion, writeSection } from "./report";
 export { type Summary, quantile, summarize } from "./stats";
 export { type PrivatePostgres, privatePostgres } from "./private-postgres";
+export { heapAfterGc } from "./inspector";

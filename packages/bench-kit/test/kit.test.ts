@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
@@ -8,9 +9,12 @@ import {
   autocannon,
   autocannonArgs,
   autocannonVersion,
+  freePort,
+  heapAfterGc,
   quantile,
   summarize,
   table,
+  waitForPort,
   windowed,
   writeSection,
 } from "../src";
@@ -109,6 +113,33 @@ describe("autocannon", () => {
       expect(autocannonVersion()).toMatch(/^\d+\.\d+\.\d+$/);
     } finally {
       server.close();
+    }
+  });
+});
+
+describe("heapAfterGc", () => {
+  it("reads a process's heap after a full collection, through its inspector", async () => {
+    const port = await freePort();
+    // A process that keeps 20 MiB and lets 50 MiB become garbage.
+    const child = spawn(
+      process.execPath,
+      [
+        `--inspect=127.0.0.1:${port}`,
+        "-e",
+        "globalThis.kept = Array.from({ length: 20 }, () => new Array(131072).fill(1.5)); " +
+          "for (let i = 0; i < 50; i++) new Array(131072).fill(2.5); setInterval(() => {}, 1000);",
+      ],
+      { stdio: "ignore" },
+    );
+    try {
+      await waitForPort(port);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const bytes = await heapAfterGc(port);
+      // 20 arrays of 131,072 doubles: 20 MiB kept, plus the runtime's own few MiB.
+      expect(bytes).toBeGreaterThan(20 * 2 ** 20);
+      expect(bytes).toBeLessThan(40 * 2 ** 20);
+    } finally {
+      child.kill("SIGKILL");
     }
   });
 });
