@@ -6,9 +6,8 @@
  *   ceiling on this machine);
  * - `BENCH_REFERENCE=pg`: bare Express 5 with the same body parser, each
  *   measured operation written directly with `pg`, sending the statements
- *   chat-api sends for it (its own texts from src/db/statements.ts where it
- *   uses raw SQL, and Prisma's, read off PostgreSQL's statement log, for the
- *   channel check of a draft), on a connection pool of the same size, with no
+ *   chat-api sends for it (its own texts, from src/db/statements.ts), on a
+ *   connection pool of the same size, with no
  *   authentication (chat-api's comes from a cache and sends nothing), no Prisma
  *   and no middleware. The benchmark compares its answers with chat-api's
  *   before any load.
@@ -22,6 +21,7 @@ import { CHAT_FEATURE_LEVEL } from "@repo/feature-levels";
 import express from "express";
 import { Pool, type PoolClient } from "pg";
 import {
+  CHANNEL_VISIBILITY,
   DRAFT_CHECK,
   DRAFT_UPDATE,
   GROUP_MEMBERSHIP,
@@ -43,36 +43,6 @@ app.set("etag", false);
 app.use(express.urlencoded({ extended: false, limit: 1024 * 1024, parameterLimit: 1000 }));
 
 const success = { result: "success", msg: "" };
-
-/** The columns Prisma selects for a channel. */
-const CHANNEL_COLUMNS = [
-  "id",
-  "realm_id",
-  "name",
-  "description",
-  "rendered_description",
-  "invite_only",
-  "is_web_public",
-  "history_public_to_subscribers",
-  "is_default_stream",
-  "message_retention_days",
-  "topics_policy::text",
-  "folder_id",
-  "is_archived",
-  "creator_id",
-  "date_created",
-  "can_add_subscribers_group_id",
-  "can_administer_channel_group_id",
-  "can_create_topic_group_id",
-  "can_delete_any_message_group_id",
-  "can_delete_own_message_group_id",
-  "can_move_messages_out_of_channel_group_id",
-  "can_move_messages_within_channel_group_id",
-  "can_remove_subscribers_group_id",
-  "can_resolve_topics_group_id",
-  "can_send_message_group_id",
-  "can_subscribe_group_id",
-].join(", ");
 
 async function transaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
@@ -204,12 +174,7 @@ function pgReference(): void {
       rows: [found],
     } = await pool.query<{ sync: boolean; draft: number | null }>(DRAFT_CHECK, [callerId, draftId]);
     if (found?.sync !== true || found.draft === null) throw new Error("no draft");
-    // chat-api's channel check (Prisma's findUnique; a public channel needs no other query).
-    await pool.query(`SELECT ${CHANNEL_COLUMNS} FROM channels WHERE id = $1 LIMIT $2 OFFSET $3`, [
-      draft.to[0],
-      1,
-      0,
-    ]);
+    await pool.query(CHANNEL_VISIBILITY, [draft.to[0], callerId]);
     const lastEdit = new Date((draft.timestamp ?? Date.now() / 1000) * 1000);
     await transaction(pool, async (client) => {
       const {

@@ -114,8 +114,8 @@ function dispatcher(services: Services, api: Api): RequestHandler {
 
 /**
  * The headers a middleware that only sets fixed headers (helmet, as configured
- * here: no nonces) sets, worked out once: setting them together per request
- * costs a tenth of running its dozen middlewares each time.
+ * here: no nonces) sets, worked out once, so each request sets them in one call
+ * instead of running its dozen middlewares (7 % of a short request's CPU profile).
  */
 function fixedHeaders(
   middleware: (req: never, res: never, next: (error?: unknown) => void) => void,

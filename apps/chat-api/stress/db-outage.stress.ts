@@ -6,12 +6,13 @@
  * restart (writes, reads, and long-polls woken by new events), and every write
  * that was answered with success is in the database.
  */
-import { type PrivatePostgres, privatePostgres } from "@repo/bench-kit";
+import type { PrivatePostgres } from "@repo/bench-kit";
 import { Client } from "pg";
 import {
   type Answer,
   type ChatProcess,
   apiKey,
+  chatDatabase,
   client,
   sleep,
   startChatApi,
@@ -25,12 +26,7 @@ let chat: ChatProcess;
 let url: string;
 
 beforeAll(async () => {
-  pg = await privatePostgres();
-  const admin = new Client({ connectionString: pg.url });
-  await admin.connect();
-  await admin.query("CREATE DATABASE chat");
-  await admin.end();
-  url = pg.url.replace(/\/postgres$/, "/chat");
+  ({ pg, url } = await chatDatabase());
   chat = await startChatApi({ DATABASE_URL: url, CHAT_SHUTDOWN_GRACE_SECONDS: "5" });
 });
 

@@ -5,15 +5,8 @@
  * after the run within 10 % of the heap after warm-up, each read right after a
  * full collection (through the inspector), so it is what the process keeps.
  */
-import {
-  type PrivatePostgres,
-  autocannon,
-  freePort,
-  heapAfterGc,
-  privatePostgres,
-} from "@repo/bench-kit";
-import { Client } from "pg";
-import { type ChatProcess, apiKey, client, startChatApi } from "./support";
+import { type PrivatePostgres, autocannon, freePort, heapAfterGc } from "@repo/bench-kit";
+import { type ChatProcess, apiKey, chatDatabase, client, startChatApi } from "./support";
 
 const SOAK_SECONDS = Number(process.env.STRESS_SOAK_SECONDS ?? 180);
 const WARM_UP_SECONDS = 20;
@@ -25,16 +18,12 @@ let chat: ChatProcess;
 let inspectPort: number;
 
 beforeAll(async () => {
-  pg = await privatePostgres();
-  const admin = new Client({ connectionString: pg.url });
-  await admin.connect();
-  await admin.query("CREATE DATABASE chat");
-  await admin.end();
+  let url: string;
+  ({ pg, url } = await chatDatabase());
   inspectPort = await freePort();
-  chat = await startChatApi(
-    { DATABASE_URL: pg.url.replace(/\/postgres$/, "/chat"), CHAT_LOG_LEVEL: "warn" },
-    [`--inspect=127.0.0.1:${inspectPort}`],
-  );
+  chat = await startChatApi({ DATABASE_URL: url, CHAT_LOG_LEVEL: "warn" }, [
+    `--inspect=127.0.0.1:${inspectPort}`,
+  ]);
 });
 
 afterAll(async () => {

@@ -2,23 +2,22 @@
  * What the stress tests share: chat-api as a real process (the built
  * `dist/index.js`, as deployed), its log lines, and calls over real HTTP.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
-import { freePort, waitForPort } from "@repo/bench-kit";
+import {
+  type PrivatePostgres,
+  type StartedService,
+  freePort,
+  privatePostgres,
+  startService,
+} from "@repo/bench-kit";
+import { Client } from "pg";
 import { Agent, request } from "undici";
 
 /** A running chat-api process. */
-export interface ChatProcess {
-  child: ChildProcess;
+export interface ChatProcess extends StartedService {
   port: number;
   metricsPort: number;
   base: string;
-  /** Every JSON log line so far, parsed. */
-  logs: Record<string, unknown>[];
-  /** Resolves with the exit code. */
-  exited: Promise<number | null>;
 }
 
 /**
@@ -30,9 +29,11 @@ export async function startChatApi(
   nodeArgs: string[] = [],
 ): Promise<ChatProcess> {
   const [port, metricsPort] = [await freePort(), await freePort()];
-  const child = spawn(process.execPath, [...nodeArgs, join(__dirname, "../dist/index.js")], {
+  const started = await startService({
+    script: join(__dirname, "../dist/index.js"),
+    port,
+    nodeArgs,
     env: {
-      ...process.env,
       NODE_ENV: "development",
       CHAT_HOST: "127.0.0.1",
       PORT: String(port),
@@ -41,20 +42,18 @@ export async function startChatApi(
       CHAT_LOG_LEVEL: "info",
       ...env,
     },
-    stdio: ["ignore", "pipe", "inherit"],
   });
-  const logs: Record<string, unknown>[] = [];
-  createInterface({ input: child.stdout }).on("line", (line) => {
-    if (line.startsWith("{")) logs.push(JSON.parse(line) as Record<string, unknown>);
-  });
-  const exited = once(child, "exit").then(([code]) => code as number | null);
-  await Promise.race([
-    waitForPort(port),
-    exited.then((code) => {
-      throw new Error(`chat-api exited with ${code} before it listened`);
-    }),
-  ]);
-  return { child, port, metricsPort, base: `http://127.0.0.1:${port}`, logs, exited };
+  return { ...started, port, metricsPort, base: `http://127.0.0.1:${port}` };
+}
+
+/** A private PostgreSQL cluster with an empty `chat` database, and that database's URL. */
+export async function chatDatabase(): Promise<{ pg: PrivatePostgres; url: string }> {
+  const pg = await privatePostgres();
+  const admin = new Client({ connectionString: pg.url });
+  await admin.connect();
+  await admin.query("CREATE DATABASE chat");
+  await admin.end();
+  return { pg, url: pg.url.replace(/\/postgres$/, "/chat") };
 }
 
 /** One answer: status, parsed body, and how long it took. */

@@ -3,23 +3,17 @@
  * built `dist/index.js`, as deployed), its log lines and metrics, and an
  * upstream board site whose behaviour a test switches.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
-import { freePort, waitForPort } from "@repo/bench-kit";
+import { type StartedService, freePort, startService } from "@repo/bench-kit";
 
 /** A running scoreboard process. */
-export interface ScoreboardProcess {
-  child: ChildProcess;
+export interface ScoreboardProcess extends StartedService {
   port: number;
   metricsPort: number;
   baseUrl: string;
-  /** Every JSON log line so far, parsed. */
-  logs: Record<string, unknown>[];
-  exited: Promise<number | null>;
   /** The metrics text. */
   metrics(): Promise<string>;
 }
@@ -30,35 +24,23 @@ export async function startScoreboard(
   nodeArgs: string[] = [],
 ): Promise<ScoreboardProcess> {
   const [port, metricsPort] = [await freePort(), await freePort()];
-  const child = spawn(process.execPath, [...nodeArgs, join(__dirname, "../dist/index.js")], {
+  const started = await startService({
+    script: join(__dirname, "../dist/index.js"),
+    port,
+    nodeArgs,
     env: {
-      ...process.env,
       SCOREBOARD_HOST: "127.0.0.1",
       SCOREBOARD_PORT: String(port),
       SCOREBOARD_METRICS_PORT: String(metricsPort),
       SCOREBOARD_LOG_LEVEL: "info",
       ...env,
     },
-    stdio: ["ignore", "pipe", "inherit"],
   });
-  const logs: Record<string, unknown>[] = [];
-  createInterface({ input: child.stdout }).on("line", (line) => {
-    if (line.startsWith("{")) logs.push(JSON.parse(line) as Record<string, unknown>);
-  });
-  const exited = once(child, "exit").then(([code]) => code as number | null);
-  await Promise.race([
-    waitForPort(port),
-    exited.then((code) => {
-      throw new Error(`scoreboard exited with ${code} before it listened`);
-    }),
-  ]);
   return {
-    child,
+    ...started,
     port,
     metricsPort,
     baseUrl: `http://127.0.0.1:${port}`,
-    logs,
-    exited,
     metrics: async () => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text(),
   };
 }

@@ -6,7 +6,14 @@ export {
   autocannonVersion,
 } from "./autocannon";
 export { type H2loadOptions, type LoadResult, ensureH2load, h2load, windowed } from "./h2load";
-export { type Served, freePort, serve, waitForPort } from "./process";
+export {
+  type Served,
+  type StartedService,
+  freePort,
+  serve,
+  startService,
+  waitForPort,
+} from "./process";
 export { machine, table, toolVersion, writeSection } from "./report";
 export { type Summary, quantile, summarize } from "./stats";
 export { type PrivatePostgres, privatePostgres } from "./private-postgres";

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import net from "node:net";
+import { createInterface } from "node:readline";
 
 /** A child process serving on `port`. */
 export interface Served {
@@ -67,4 +68,41 @@ export async function serve(
       await exited;
     },
   };
+}
+
+/** A service started by {@link startService}. */
+export interface StartedService {
+  child: ChildProcess;
+  /** Every JSON line of its stdout so far, parsed (pino's log records). */
+  logs: Record<string, unknown>[];
+  /** Resolves with the exit code. */
+  exited: Promise<number | null>;
+}
+
+/**
+ * Starts `node [nodeArgs] script` with `env` added, collects its JSON log lines,
+ * and resolves once it listens on `port` (rejects if it exits first).
+ */
+export async function startService(options: {
+  script: string;
+  port: number;
+  env: Record<string, string>;
+  nodeArgs?: string[];
+}): Promise<StartedService> {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), options.script], {
+    env: { ...process.env, ...options.env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const logs: Record<string, unknown>[] = [];
+  createInterface({ input: child.stdout }).on("line", (line) => {
+    if (line.startsWith("{")) logs.push(JSON.parse(line) as Record<string, unknown>);
+  });
+  const exited = once(child, "exit").then(([code]) => code as number | null);
+  await Promise.race([
+    waitForPort(options.port),
+    exited.then((code) => {
+      throw new Error(`${options.script} exited with ${String(code)} before it listened`);
+    }),
+  ]);
+  return { child, logs, exited };
 }

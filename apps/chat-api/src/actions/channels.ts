@@ -1,22 +1,57 @@
 import { JsonableError } from "@repo/envelope";
 import type { Channel, Prisma, PrismaClient } from "../gen/prisma/client";
 import { type ChatEvent, sendEvent } from "../events/queue";
+import type { SqlSession } from "../db/sql";
+import { CHANNEL_VISIBILITY } from "../db/statements";
 import type { AuthedUser } from "../lib/auth";
 import { Role, isAdministrator, isGuest } from "../lib/roles";
+
+/** What deciding whether a user sees a channel reads of it. */
+type Visibility = Pick<Channel, "realm_id" | "is_web_public" | "invite_only">;
 
 /**
  * Whether `user` can see `channel` (its metadata): administrators see every
  * channel of their realm, members every public one, everyone the channels they
- * are subscribed to and web-public ones.
+ * are subscribed to and web-public ones. `subscribed` is asked only when it matters.
  */
-async function canSee(prisma: PrismaClient, user: AuthedUser, channel: Channel): Promise<boolean> {
+async function canSee(
+  user: AuthedUser,
+  channel: Visibility,
+  subscribed: () => Promise<boolean>,
+): Promise<boolean> {
   if (channel.realm_id !== user.realm_id) return false;
   if (isAdministrator(user.role) || channel.is_web_public) return true;
   if (!channel.invite_only && !isGuest(user.role)) return true;
+  return subscribed();
+}
+
+/** Whether `user` is an active subscriber of channel `channelId`. */
+async function isSubscribed(prisma: PrismaClient, user: AuthedUser, channelId: number) {
   const subscription = await prisma.subscription.findUnique({
-    where: { user_id_channel_id: { user_id: user.id, channel_id: channel.id } },
+    where: { user_id_channel_id: { user_id: user.id, channel_id: channelId } },
   });
   return subscription?.active === true;
+}
+
+/**
+ * {@link accessChannelById} for callers that need no more than the answer (a
+ * draft's channel), in one raw statement: the channel's visibility columns and
+ * the caller's subscription together.
+ */
+export async function checkChannelVisible(
+  sql: SqlSession,
+  user: AuthedUser,
+  channelId: number,
+): Promise<void> {
+  const [row] = await sql.query<Visibility & { subscribed: boolean | null }>(CHANNEL_VISIBILITY, [
+    channelId,
+    user.id,
+  ]);
+  if (
+    row === undefined ||
+    !(await canSee(user, row, () => Promise.resolve(row.subscribed === true)))
+  )
+    throw new JsonableError("Invalid channel ID");
 }
 
 /** A channel of the caller's realm the caller can see, by id; else `Invalid channel ID` (all cases look the same). */
@@ -26,7 +61,10 @@ export async function accessChannelById(
   channelId: number,
 ): Promise<Channel> {
   const channel = await prisma.channel.findUnique({ where: { id: channelId } });
-  if (channel === null || !(await canSee(prisma, user, channel)))
+  if (
+    channel === null ||
+    !(await canSee(user, channel, () => isSubscribed(prisma, user, channelId)))
+  )
     throw new JsonableError("Invalid channel ID");
   return channel;
 }
@@ -41,7 +79,10 @@ export async function accessChannelByName(
     SELECT id FROM channels WHERE realm_id = ${user.realm_id} AND lower(name) = lower(${name})`;
   const channel =
     rows[0] === undefined ? null : await prisma.channel.findUnique({ where: { id: rows[0].id } });
-  if (channel === null || !(await canSee(prisma, user, channel))) {
+  if (
+    channel === null ||
+    !(await canSee(user, channel, () => isSubscribed(prisma, user, channel.id)))
+  ) {
     throw new JsonableError(`Invalid channel name '${name}'`);
   }
   return channel;

@@ -7,7 +7,7 @@ import { DRAFT_CHECK, DRAFT_UPDATE } from "../db/statements";
 import { sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
 import { parseJsonValue } from "../lib/params";
-import { accessChannelById } from "./channels";
+import { checkChannelVisible } from "./channels";
 
 /** A Draft object as clients send it: exactly the keys of the spec's Draft object. */
 export const draftSchema = z
@@ -60,7 +60,11 @@ export function parseDraft(raw: string): DraftInput {
  * names users of the realm; an unaddressed one keeps no recipients or topic;
  * the timestamp is not negative (now when absent).
  */
-async function validDraft(prisma: PrismaClient, user: AuthedUser, draft: DraftInput) {
+async function validDraft(
+  { prisma, sql }: Pick<Database, "prisma" | "sql">,
+  user: AuthedUser,
+  draft: DraftInput,
+) {
   const content = draft.content.trim();
   if (content === "") throw new JsonableError("Message must not be empty");
   if (draft.timestamp !== undefined && draft.timestamp < 0)
@@ -74,7 +78,7 @@ async function validDraft(prisma: PrismaClient, user: AuthedUser, draft: DraftIn
     const [channelId] = draft.to;
     if (channelId === undefined || draft.to.length !== 1)
       throw new JsonableError("Must specify exactly 1 channel ID for channel messages");
-    await accessChannelById(prisma, user, channelId);
+    await checkChannelVisible(sql, user, channelId);
     type = "stream";
     to = [channelId];
     topic = Array.from(draft.topic).slice(0, MAX_TOPIC_LENGTH).join("");
@@ -93,13 +97,14 @@ async function validDraft(prisma: PrismaClient, user: AuthedUser, draft: DraftIn
 
 /** Creates drafts (all or none) and sends `drafts`/`add`; returns their ids. */
 export async function doCreateDrafts(
-  prisma: PrismaClient,
+  db: Pick<Database, "prisma" | "sql">,
   user: AuthedUser,
   drafts: readonly DraftInput[],
 ): Promise<number[]> {
+  const { prisma } = db;
   await checkDraftSync(prisma, user.id);
   const rows: Awaited<ReturnType<typeof validDraft>>[] = [];
-  for (const draft of drafts) rows.push(await validDraft(prisma, user, draft));
+  for (const draft of drafts) rows.push(await validDraft(db, user, draft));
   return prisma.$transaction(async (tx) => {
     const created: Draft[] = [];
     for (const row of rows)
@@ -136,7 +141,7 @@ export async function doEditDraft(
   if (found === undefined) throw new Error(`user ${user.id} is gone`);
   if (!found.sync) throw new JsonableError("User has disabled synchronizing drafts.");
   if (found.draft === null) throw draftMissing();
-  const row = await validDraft(db.prisma, user, parseDraft(raw));
+  const row = await validDraft(db, user, parseDraft(raw));
   await db.sql.transaction(async (tx) => {
     const [draft] = await tx.query<Omit<Draft, "user_id">>(DRAFT_UPDATE, [
       row.type,

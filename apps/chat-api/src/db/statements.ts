@@ -56,3 +56,8 @@ export const DRAFT_UPDATE = `UPDATE drafts SET type = $1::"DraftType", "to" = $2
          last_edit_time = $5
        WHERE id = $6 AND user_id = $7
        RETURNING id, type::text AS type, "to", topic, content, last_edit_time`;
+
+/** A channel's visibility columns and $2's subscription to it: $1 channel, $2 user. */
+export const CHANNEL_VISIBILITY = `SELECT c.realm_id, c.is_web_public, c.invite_only, s.active AS subscribed
+     FROM channels c LEFT JOIN subscriptions s ON s.channel_id = c.id AND s.user_id = $2
+     WHERE c.id = $1`;

@@ -38,7 +38,7 @@ export function draftRoutes(api: Api, { db }: Services): void {
       tag: "drafts",
       params: { drafts: json(draftListSchema.max(100)).default([]) },
     },
-    async ({ user, params }) => ({ ids: await doCreateDrafts(db.prisma, user, params.drafts) }),
+    async ({ user, params }) => ({ ids: await doCreateDrafts(db, user, params.drafts) }),
   );
 
   api.user(
