@@ -25,6 +25,7 @@ import {
   DRAFT_CHECK,
   DRAFT_UPDATE,
   GROUP_MEMBERSHIP,
+  MARK_READ_BATCH_SQL,
   REALM_PRESENCES,
   SEND_EVENT,
 } from "../src/db/statements";
@@ -204,16 +205,11 @@ function pgReference(): void {
   app.post("/api/v1/mark_all_as_read", async (_req, res) => {
     for (;;) {
       const marked = await transaction(pool, async (client) => {
-        const { rows } = await client.query<{ message_id: number }>(
-          `UPDATE user_messages SET flags = flags | $1
-           WHERE user_id = $2 AND message_id IN (
-             SELECT message_id FROM user_messages
-             WHERE user_id = $3 AND (flags & 1) = 0
-             ORDER BY message_id DESC LIMIT $4
-             FOR UPDATE)
-           RETURNING message_id`,
-          [READ, callerId, callerId, MARK_READ_BATCH],
-        );
+        const { rows } = await client.query<{ message_id: number }>(MARK_READ_BATCH_SQL, [
+          READ,
+          callerId,
+          MARK_READ_BATCH,
+        ]);
         if (rows.length > 0) {
           const event = {
             type: "update_message_flags",

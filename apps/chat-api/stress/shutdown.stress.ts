@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { connectionRefused } from "@repo/bench-kit";
 import { type ChatProcess, apiKey, client, sleep, startChatApi } from "./support";
 
 jest.setTimeout(120_000);
@@ -30,18 +31,6 @@ afterAll(() => {
   chat.child.kill("SIGKILL");
   rmSync(dataDir, { recursive: true, force: true });
 });
-
-/** Whether a new TCP connection to `port` is refused. */
-function refused(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.once("error", (error: NodeJS.ErrnoException) => resolve(error.code === "ECONNREFUSED"));
-  });
-}
 
 describe("SIGTERM under load", () => {
   it("finishes what it began, refuses new connections, releases long-polls and exits in time", async () => {
@@ -115,7 +104,7 @@ describe("SIGTERM under load", () => {
     await sleep(1000);
     // Draining: still running (the slow write is in flight), but refusing new connections.
     expect(chat.child.exitCode).toBeNull();
-    expect(await refused(chat.port)).toBe(true);
+    expect(await connectionRefused(chat.port)).toBe(true);
     slow.end(form.slice(10));
     await slowClosed;
     await Promise.all(workers);

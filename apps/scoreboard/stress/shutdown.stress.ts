@@ -5,9 +5,9 @@
  * succeeded or was refused before it reached the service.
  */
 import http2 from "node:http2";
-import net from "node:net";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { connectionRefused } from "@repo/bench-kit";
 import { GetByRankRequestSchema, EntrySchema } from "@repo/proto-gen/scoreboard/v1";
 import { scoreboardClient, transportNamed } from "../test/helpers";
 import { type ScoreboardProcess, sample, sleep, startScoreboard } from "./support";
@@ -25,17 +25,6 @@ beforeAll(async () => {
 afterAll(() => {
   scoreboard.child.kill("SIGKILL");
 });
-
-function refused(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.once("error", (error: NodeJS.ErrnoException) => resolve(error.code === "ECONNREFUSED"));
-  });
-}
 
 describe("SIGTERM under load", () => {
   it("finishes the calls it began, refuses new connections and exits in time", async () => {
@@ -92,7 +81,7 @@ describe("SIGTERM under load", () => {
     scoreboard.child.kill("SIGTERM");
     await sleep(1000);
     expect(scoreboard.child.exitCode).toBeNull();
-    expect(await refused(scoreboard.port)).toBe(true);
+    expect(await connectionRefused(scoreboard.port)).toBe(true);
     slow.end(frame.subarray(3));
     const slowTrailers = await trailers;
     await Promise.all(callers);

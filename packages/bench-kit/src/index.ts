@@ -9,6 +9,7 @@ export { type H2loadOptions, type LoadResult, ensureH2load, h2load, windowed } f
 export {
   type Served,
   type StartedService,
+  connectionRefused,
   freePort,
   serve,
   startService,

@@ -106,3 +106,15 @@ export async function startService(options: {
   ]);
   return { child, logs, exited };
 }
+
+/** Whether a new TCP connection to `port` on loopback is refused (nothing listens). */
+export function connectionRefused(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, "127.0.0.1");
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once("error", (error: NodeJS.ErrnoException) => resolve(error.code === "ECONNREFUSED"));
+  });
+}

@@ -1,5 +1,6 @@
 import { JsonableError } from "@repo/envelope";
 import type { Prisma, PrismaClient } from "../gen/prisma/client";
+import { MARK_READ_BATCH_SQL } from "../db/statements";
 import { sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
 import { accessChannelById, accessChannelByName } from "./channels";
@@ -156,14 +157,12 @@ export async function doMarkAllAsRead(
   const deadline = Date.now() + budgetMs;
   for (;;) {
     const marked = await prisma.$transaction(async (tx) => {
-      const rows = await tx.$queryRaw<{ message_id: number }[]>`
-        UPDATE user_messages SET flags = flags | ${READ}
-        WHERE user_id = ${user.id} AND message_id IN (
-          SELECT message_id FROM user_messages
-          WHERE user_id = ${user.id} AND (flags & 1) = 0
-          ORDER BY message_id DESC LIMIT ${batchSize}
-          FOR UPDATE)
-        RETURNING message_id`;
+      const rows = await tx.$queryRawUnsafe<{ message_id: number }[]>(
+        MARK_READ_BATCH_SQL,
+        READ,
+        user.id,
+        batchSize,
+      );
       if (rows.length > 0) {
         await sendEvent(tx, [user.id], {
           type: "update_message_flags",

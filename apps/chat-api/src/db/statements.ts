@@ -61,3 +61,15 @@ export const DRAFT_UPDATE = `UPDATE drafts SET type = $1::"DraftType", "to" = $2
 export const CHANNEL_VISIBILITY = `SELECT c.realm_id, c.is_web_public, c.invite_only, s.active AS subscribed
      FROM channels c LEFT JOIN subscriptions s ON s.channel_id = c.id AND s.user_id = $2
      WHERE c.id = $1`;
+
+/**
+ * One batch of POST /mark_all_as_read: $1 the read flag, $2 user, $3 batch size;
+ * marks the newest unread messages left, locked, and returns their ids.
+ */
+export const MARK_READ_BATCH_SQL = `UPDATE user_messages SET flags = flags | $1
+     WHERE user_id = $2 AND message_id IN (
+       SELECT message_id FROM user_messages
+       WHERE user_id = $2 AND (flags & 1) = 0
+       ORDER BY message_id DESC LIMIT $3
+       FOR UPDATE)
+     RETURNING message_id`;
