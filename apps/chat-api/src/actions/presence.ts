@@ -101,16 +101,15 @@ export async function realmPresences(
   db: Pick<Database, "prisma" | "sql">,
   viewer: AuthedUser,
   query: PresenceQuery,
-): Promise<(Presence & { user: { email: string } })[]> {
+): Promise<(Presence & { email: string })[]> {
   const { prisma } = db;
   const since = new Date(Date.now() - (query.historyDays ?? PRESENCE_HISTORY_DAYS) * 86_400_000);
   // Raw SQL: every client polls this, and Prisma's per-row cost was most of its time.
-  const found = await db.sql.query<Presence & { email: string }>(REALM_PRESENCES, [
+  const rows = await db.sql.query<Presence & { email: string }>(REALM_PRESENCES, [
     viewer.realm_id,
     since,
     query.afterUpdateId ?? null,
   ]);
-  const rows = found.map(({ email, ...presence }) => ({ ...presence, user: { email } }));
   if (!query.limitToAccessible) return rows;
   if (await hasRealmPermission(prisma, viewer.realm_id, "can_access_all_users_group_id", viewer.id))
     return rows;

@@ -76,10 +76,7 @@ export function eventRoutes(api: Api, { db, config, events }: Services): void {
             : { historyDays: params.presence_history_limit_days }),
         });
         state.presences = Object.fromEntries(
-          rows.map((p) => [
-            params.slim_presence ? String(p.user_id) : p.user.email,
-            legacyPresence(p),
-          ]),
+          rows.map((p) => [params.slim_presence ? String(p.user_id) : p.email, legacyPresence(p)]),
         );
         state.server_timestamp = Date.now() / 1000;
       }

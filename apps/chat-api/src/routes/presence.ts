@@ -51,7 +51,7 @@ export function presenceRoutes(api: Api, { db, config }: Services): void {
           rows.map((p): [string, object] =>
             modern
               ? [String(p.user_id), modernPresence(p)]
-              : [params.slim_presence ? String(p.user_id) : p.user.email, legacyPresence(p)],
+              : [params.slim_presence ? String(p.user_id) : p.email, legacyPresence(p)],
           ),
         ),
       };
@@ -70,7 +70,7 @@ export function presenceRoutes(api: Api, { db, config }: Services): void {
     async ({ user }) => {
       const rows = await realmPresences(db, user, { limitToAccessible });
       return {
-        presences: Object.fromEntries(rows.map((p) => [p.user.email, legacyPresence(p)])),
+        presences: Object.fromEntries(rows.map((p) => [p.email, legacyPresence(p)])),
         server_timestamp: Date.now() / 1000,
       };
     },
