@@ -3,6 +3,8 @@ import { seedDemoRealm } from "../src/db/seed";
 import { TEST_DB_KIND, freshDatabase } from "./support/database";
 
 describe("test databases", () => {
+  // Two embedded databases started and migrated at once, then a seed: 39-45 s in CI on two
+  // busy cores (both test projects run beside it), over jest's 30 s per test.
   it("are separate: what one file writes, another does not see", async () => {
     const [a, b] = await Promise.all([freshDatabase(), freshDatabase()]);
     try {
@@ -15,7 +17,7 @@ describe("test databases", () => {
     } finally {
       await Promise.all([a.close(), b.close()]);
     }
-  });
+  }, 90_000);
 
   it("leave nothing behind on PostgreSQL once closed", async () => {
     const db = await freshDatabase();
