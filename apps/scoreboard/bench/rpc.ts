@@ -50,6 +50,8 @@ interface Case {
   message: Uint8Array;
   /** Connect GET instead of gRPC (ours only). */
   connectGet?: boolean;
+  /** With the ETag of the answer in If-None-Match: a cache's revalidation (304). */
+  revalidate?: boolean;
 }
 
 const RANK = 4242;
@@ -90,6 +92,14 @@ const CASES: Case[] = [
     method: "GetByRank",
     message: toBinary(GetByRankRequestSchema, create(GetByRankRequestSchema, { rank: RANK })),
     connectGet: true,
+  },
+  {
+    name: "GetByRank, Connect GET revalidated (304)",
+    board: "100k",
+    method: "GetByRank",
+    message: toBinary(GetByRankRequestSchema, create(GetByRankRequestSchema, { rank: RANK })),
+    connectGet: true,
+    revalidate: true,
   },
 ];
 
@@ -148,7 +158,10 @@ async function untilLoaded(port: number, timeoutMs = 120_000): Promise<void> {
 /** The service (built, as `pnpm start` runs it) over `source`. */
 async function startOurs(source: string, env: Record<string, string> = {}): Promise<Served> {
   const port = await freePort();
-  const served = await serve(process.execPath, ["dist/index.js"], port, {
+  // BENCH_CPU_PROF=DIR: the service writes a V8 CPU profile there when it stops.
+  const profile = process.env.BENCH_CPU_PROF;
+  const args = profile === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profile}`];
+  const served = await serve(process.execPath, [...args, "dist/index.js"], port, {
     SCOREBOARD_PORT: String(port),
     SCOREBOARD_METRICS_PORT: String(await freePort()),
     SCOREBOARD_HOST: "127.0.0.1",
@@ -182,7 +195,7 @@ function sameAnswer(c: Case, ours: Buffer, reference: Buffer): boolean {
   return a.total === b.total && JSON.stringify(a.entries) === JSON.stringify(b.entries); // fetched_at differs
 }
 
-function load(port: number, c: Case): Promise<LoadResult> {
+async function load(port: number, c: Case): Promise<LoadResult> {
   if (c.connectGet === true) {
     const query = new URLSearchParams({
       connect: "v1",
@@ -190,9 +203,12 @@ function load(port: number, c: Case): Promise<LoadResult> {
       base64: "1",
       message: Buffer.from(c.message).toString("base64url"),
     });
+    const url = `http://127.0.0.1:${port}${PATH}${c.method}?${query.toString()}`;
+    const etag = c.revalidate === true ? (await fetch(url)).headers.get("etag") : null;
     return h2load({
       ...LOAD,
-      url: `http://127.0.0.1:${port}${PATH}${c.method}?${query.toString()}`,
+      url,
+      ...(etag === null ? {} : { headers: { "if-none-match": etag }, okStatus: "3xx" as const }),
     });
   }
   return h2load({
@@ -255,10 +271,15 @@ async function throughput(dir: string): Promise<string> {
       ]);
     }
     if (c.connectGet === true) {
-      const rank = gRpcRank.ours ?? Number.NaN;
-      ratios.push(`- ${c.name}: ${fmt(median("ours") / rank, 2)}x our gRPC GetByRank`);
+      const [rank, theirs] = [gRpcRank.ours ?? Number.NaN, gRpcRank["grpc-js"] ?? Number.NaN];
+      ratios.push(
+        `- ${c.name}: ${fmt(median("ours") / theirs, 2)}x grpc-js's gRPC GetByRank, ${fmt(median("ours") / rank, 2)}x our gRPC GetByRank`,
+      );
     } else {
-      if (c.name === "GetByRank") gRpcRank.ours = median("ours");
+      if (c.name === "GetByRank") {
+        gRpcRank.ours = median("ours");
+        gRpcRank["grpc-js"] = median("grpc-js");
+      }
       ratios.push(
         `- ${c.name}: ${fmt(median("ours") / median("grpc-js"), 2)}x grpc-js, ${fmt(median("ours") / median("ceiling"), 2)}x the bare http2 ceiling`,
       );

@@ -1,8 +1,14 @@
 import { loadEnv } from "@repo/env";
 import { z } from "zod";
+import { SERVER_LIMITS } from "./limits";
 
 const port = z.coerce.number().int().min(0).max(65535);
 const seconds = z.coerce.number().positive();
+const count = z.coerce
+  .number()
+  .int()
+  .min(1)
+  .max(2 ** 31 - 1);
 
 /** The configuration table of the behaviour contract (plus two settings of ours, documented in the README). */
 const schema = z.object({
@@ -26,6 +32,12 @@ const schema = z.object({
     .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
     .default("info"),
   SCOREBOARD_CORS_ORIGINS: z.string().default(""),
+  // Bounds on what one client can hold (docs/reliability.md).
+  SCOREBOARD_MAX_CONCURRENT_STREAMS: count.default(SERVER_LIMITS.maxConcurrentStreams),
+  SCOREBOARD_STREAM_IDLE_TIMEOUT_SECONDS: seconds.default(SERVER_LIMITS.streamIdleTimeoutMs / 1000),
+  SCOREBOARD_MAX_CONNECTIONS: count.default(SERVER_LIMITS.maxConnections),
+  SCOREBOARD_HEADERS_TIMEOUT_SECONDS: seconds.default(SERVER_LIMITS.headersTimeoutMs / 1000),
+  SCOREBOARD_REQUEST_TIMEOUT_SECONDS: seconds.default(SERVER_LIMITS.requestTimeoutMs / 1000),
 });
 
 /** Parsed configuration. */

@@ -1,9 +1,10 @@
-import { Code, ConnectError, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import type { Logger } from "pino";
 import { Health } from "@repo/proto-gen/grpc/health/v1";
 import * as reflectionV1 from "@repo/proto-gen/grpc/reflection/v1";
 import * as reflectionV1alpha from "@repo/proto-gen/grpc/reflection/v1alpha";
 import { ScoreboardService } from "@repo/proto-gen/scoreboard/v1";
+import type { CallRecorder } from "./calls";
 import type { HealthRegistry } from "./health";
 import type { ScoreboardMetrics } from "./metrics";
 import { createReflection } from "./reflection";
@@ -18,30 +19,16 @@ export interface RouteDeps {
   logger: Logger;
 }
 
-/** `NotFound` -> `NOT_FOUND`: gRPC's own spelling, for metric labels. */
-export function codeName(code: Code | undefined): string {
-  return code === undefined ? "OK" : Code[code].replace(/(?<=[a-z])(?=[A-Z])/g, "_").toUpperCase();
-}
-
-/**
- * Counts and times every call, and turns anything but a ConnectError into a
- * bare INTERNAL, so that no internal detail reaches a client (it is logged).
- */
-export function observe({ metrics, logger }: Pick<RouteDeps, "metrics" | "logger">): Interceptor {
+/** Records every call the routes answer (see {@link createCallRecorder}). */
+export function observe(record: CallRecorder): Interceptor {
   return (next) => async (request) => {
-    const method = request.method.name;
-    const stopTimer = metrics.latency.startTimer({ method });
+    const call = record(request.method);
     try {
       const response = await next(request);
-      metrics.requests.inc({ method, code: "OK" });
+      call.ok();
       return response;
     } catch (error) {
-      const known = error instanceof ConnectError ? error : undefined;
-      if (known === undefined) logger.error({ err: error, method }, "unexpected error in a call");
-      metrics.requests.inc({ method, code: codeName(known?.code ?? Code.Internal) });
-      throw known ?? new ConnectError("internal error", Code.Internal);
-    } finally {
-      stopTimer();
+      throw call.fail(error);
     }
   };
 }

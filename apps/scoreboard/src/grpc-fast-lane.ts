@@ -1,30 +1,27 @@
 import http2 from "node:http2";
-import { type DescMessage, type MessageShape, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
-import { Code, ConnectError } from "@connectrpc/connect";
 import {
-  type Entry,
-  EntrySchema,
-  GetByRankRequestSchema,
-  GetByUsernameRequestSchema,
-  ListScoreboardRequestSchema,
-} from "@repo/proto-gen/scoreboard/v1";
-import { type RouteDeps, codeName } from "./connect";
-import { type EntryAnswer, type PageAnswer, scoreboardCalls } from "./service";
-import type { Snapshot } from "./snapshot/snapshot";
+  type DescMessage,
+  type DescMethod,
+  type MessageShape,
+  fromBinary,
+} from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { ScoreboardService } from "@repo/proto-gen/scoreboard/v1";
+import type { CallRecorder } from "./calls";
+import type { RouteDeps } from "./connect";
+import { cachedPage, encodeEntry } from "./encodings";
+import { type EntryAnswer, scoreboardCalls } from "./service";
 
 /** Largest request message read, on every path (connect-es's `readMaxBytes`): requests are a few bytes. */
 export const READ_MAX_BYTES = 64 * 1024;
-const PATH = "/scoreboard.v1.ScoreboardService/";
 const RESPONSE_HEADERS = { ":status": 200, "content-type": "application/grpc+proto" };
 const OK_TRAILERS = { "grpc-status": "0" };
 /** gRPC's timeout header: up to 8 digits and a unit (PROTOCOL-HTTP2.md). */
 const GRPC_TIMEOUT = /^\d{1,8}[HMSmun]$/;
 
-/** One method: how to read its request and answer it. */
+/** One method: its descriptor, and how to answer its request. */
 interface Method<I extends DescMessage> {
-  name: string;
-  input: I;
+  desc: DescMethod & { input: I };
   answer: (deps: RouteDeps, request: MessageShape<I>) => Uint8Array;
 }
 
@@ -32,59 +29,28 @@ function method<I extends DescMessage>(m: Method<I>): Method<DescMessage> {
   return m;
 }
 
-/** Encoded entries by rank, kept as long as their (immutable) snapshot: most calls then encode nothing. */
-const encodings = new WeakMap<Snapshot, (Uint8Array | undefined)[]>();
-/**
- * Pages longer than this are encoded without filling the cache: one `limit = 0`
- * call on a large board would otherwise keep an encoding of every entry.
- */
-const CACHED_PAGE_MAX = 1000;
-
-function encodeEntry(snapshot: Snapshot, entry: Entry, keep = true): Uint8Array {
-  let cache = encodings.get(snapshot);
-  if (cache === undefined) {
-    cache = [];
-    encodings.set(snapshot, cache);
-  }
-  let bytes = cache[entry.rank - 1];
-  if (bytes === undefined) {
-    bytes = toBinary(EntrySchema, entry);
-    if (keep) cache[entry.rank - 1] = bytes;
-  }
-  return bytes;
-}
-
-/** A ListScoreboardResponse, from the entries' cached encodings; byte for byte what toBinary writes. */
-function encodePage({ snapshot, entries }: PageAnswer): Uint8Array {
-  const writer = new BinaryWriter();
-  const keep = entries.length <= CACHED_PAGE_MAX;
-  for (const entry of entries)
-    writer.tag(1, WireType.LengthDelimited).bytes(encodeEntry(snapshot, entry, keep));
-  if (snapshot.total !== 0) writer.tag(2, WireType.Varint).int32(snapshot.total);
-  if (snapshot.fetchedAt !== 0n) writer.tag(3, WireType.Varint).int64(snapshot.fetchedAt);
-  return writer.finish();
-}
-
 const entryOf = ({ snapshot, entry }: EntryAnswer) => encodeEntry(snapshot, entry);
+
+const { listScoreboard, getByRank, getByUsername } = ScoreboardService.method;
 
 const METHODS = new Map(
   [
     method({
-      name: "ListScoreboard",
-      input: ListScoreboardRequestSchema,
-      answer: ({ store }, request) => encodePage(scoreboardCalls.listScoreboard(store, request)),
+      desc: listScoreboard,
+      answer: ({ store }, request) => {
+        const { snapshot, start, end } = scoreboardCalls.pageRange(store, request);
+        return cachedPage(snapshot, start, end);
+      },
     }),
     method({
-      name: "GetByRank",
-      input: GetByRankRequestSchema,
+      desc: getByRank,
       answer: ({ store }, request) => entryOf(scoreboardCalls.getByRank(store, request)),
     }),
     method({
-      name: "GetByUsername",
-      input: GetByUsernameRequestSchema,
+      desc: getByUsername,
       answer: ({ store }, request) => entryOf(scoreboardCalls.getByUsername(store, request)),
     }),
-  ].map((m) => [PATH + m.name, m]),
+  ].map((m) => [`/${ScoreboardService.typeName}/${m.desc.name}`, m]),
 );
 
 /**
@@ -98,27 +64,16 @@ const METHODS = new Map(
  */
 export function createGrpcFastLane(
   deps: RouteDeps,
+  record: CallRecorder,
 ): (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => boolean {
-  // Metric children bound once: no label hashing per call.
-  const bound = new Map(
-    [...METHODS.values()].map((m) => [
-      m,
-      {
-        latency: deps.metrics.latency.labels({ method: m.name }),
-        ok: deps.metrics.requests.labels({ method: m.name, code: "OK" }),
-      },
-    ]),
-  );
   return (stream, headers) => {
     const path = headers[":path"];
     const m = path === undefined ? undefined : METHODS.get(path);
     const type = headers["content-type"];
     const encoding = headers["grpc-encoding"];
     const timeout = headers["grpc-timeout"];
-    const metrics = m === undefined ? undefined : bound.get(m);
     if (
       m === undefined ||
-      metrics === undefined ||
       headers[":method"] !== "POST" ||
       (type !== "application/grpc" && type !== "application/grpc+proto") ||
       (encoding !== undefined && encoding !== "identity") ||
@@ -126,29 +81,38 @@ export function createGrpcFastLane(
       headers.origin !== undefined // browsers: CORS is the general path's
     )
       return false;
-    const stopTimer = metrics.latency.startTimer();
+    const call = record(m.desc);
     const chunks: Buffer[] = [];
     let size = 0;
-    const answer = (): void => {
+    const stopReading = (): void => {
       stream.off("data", onData);
       stream.off("end", answer);
+      stream.off("close", cancelled);
+    };
+    const answer = (): void => {
+      stopReading();
       let reply: Uint8Array | undefined;
       let failure: ConnectError | undefined;
       try {
         const body =
           chunks.length === 1 && chunks[0] !== undefined ? chunks[0] : Buffer.concat(chunks);
-        reply = m.answer(deps, readUnary(m.input, body.subarray(0, ENOUGH_BYTES)));
+        reply = m.answer(deps, readUnary(m.desc.input, body.subarray(0, ENOUGH_BYTES)));
+        call.ok();
       } catch (error) {
-        failure = error instanceof ConnectError ? error : undefined;
-        if (failure === undefined) {
-          deps.logger.error({ err: error, method: m.name }, "unexpected error in a call");
-          failure = new ConnectError("internal error", Code.Internal);
-        }
+        failure = call.fail(error);
       }
-      if (failure === undefined) metrics.ok.inc();
-      else deps.metrics.requests.inc({ method: m.name, code: codeName(failure.code) });
-      stopTimer();
-      send(stream, reply, failure);
+      try {
+        send(stream, reply, failure);
+      } catch (error) {
+        // A stream the client has already given up on: nothing more to say on it.
+        deps.logger.debug({ err: error, method: m.desc.name }, "a gRPC answer could not be sent");
+        stream.destroy();
+      }
+    };
+    /** The stream ended (reset by the client, timed out) before its request did. */
+    const cancelled = (): void => {
+      stopReading();
+      call.fail(new ConnectError("the call ended before its request", Code.Canceled));
     };
     const onData = (chunk: Buffer): void => {
       chunks.push(chunk);
@@ -157,6 +121,7 @@ export function createGrpcFastLane(
     };
     stream.on("data", onData);
     stream.on("end", answer);
+    stream.on("close", cancelled);
     return true;
   };
 }
@@ -231,6 +196,9 @@ function readUnary<I extends DescMessage>(input: I, body: Buffer): MessageShape<
   return message;
 }
 
+/** Replies from this size on are sent without copying them into one frame buffer. */
+const LARGE_REPLY = 16 * 1024;
+
 /** Writes the reply (or the error) and the trailers that end a gRPC call. */
 function send(
   stream: http2.ServerHttp2Stream,
@@ -247,15 +215,23 @@ function send(
         };
   stream.respond(RESPONSE_HEADERS, { waitForTrailers: true });
   stream.once("wantTrailers", () => {
-    stream.sendTrailers(trailers);
+    if (!stream.destroyed) stream.sendTrailers(trailers);
   });
   if (reply === undefined) {
     stream.end();
     return;
   }
+  const prefix = Buffer.allocUnsafe(5);
+  prefix[0] = 0;
+  prefix.writeUInt32BE(reply.length, 1);
+  if (reply.length >= LARGE_REPLY) {
+    // A large (cached) reply is written as it is, after its prefix, rather than copied.
+    stream.write(prefix);
+    stream.end(reply);
+    return;
+  }
   const frame = Buffer.allocUnsafe(5 + reply.length);
-  frame[0] = 0;
-  frame.writeUInt32BE(reply.length, 1);
+  frame.set(prefix, 0);
   frame.set(reply, 5);
   stream.end(frame);
 }

@@ -37,6 +37,11 @@ async function main(): Promise<void> {
       maxConnectionAgeMs: age === undefined ? undefined : age * 1000,
       maxConnectionAgeGraceMs: config.SCOREBOARD_MAX_CONNECTION_AGE_GRACE_SECONDS * 1000,
       corsOrigins: parseOrigins(config.SCOREBOARD_CORS_ORIGINS),
+      maxConcurrentStreams: config.SCOREBOARD_MAX_CONCURRENT_STREAMS,
+      streamIdleTimeoutMs: config.SCOREBOARD_STREAM_IDLE_TIMEOUT_SECONDS * 1000,
+      maxConnections: config.SCOREBOARD_MAX_CONNECTIONS,
+      headersTimeoutMs: config.SCOREBOARD_HEADERS_TIMEOUT_SECONDS * 1000,
+      requestTimeoutMs: config.SCOREBOARD_REQUEST_TIMEOUT_SECONDS * 1000,
     },
   );
   const metricsServer = http.createServer((req, res) => {

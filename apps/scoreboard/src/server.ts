@@ -1,6 +1,10 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
+import { ScoreboardService } from "@repo/proto-gen/scoreboard/v1";
+import { createCallRecorder } from "./calls";
+import { createConnectGetLane } from "./connect-get-lane";
+import { SERVER_LIMITS } from "./limits";
 import { type RouteDeps, observe, routes } from "./connect";
 import { corsHandler } from "./cors";
 import { READ_MAX_BYTES, createGrpcFastLane } from "./grpc-fast-lane";
@@ -15,8 +19,21 @@ export interface ServerOptions {
   maxConnectionAgeGraceMs?: number | undefined;
   /** Origins browser clients may call from (SCOREBOARD_CORS_ORIGINS); none when empty. */
   corsOrigins?: readonly string[] | undefined;
-  /** Serve unary gRPC over HTTP/2 on the fast lane (default); false sends every call through connect-es. */
+  /**
+   * Serve unary gRPC and Connect GET over HTTP/2 on the fast lanes (default);
+   * false sends every call through connect-es.
+   */
   grpcFastLane?: boolean | undefined;
+  /** Streams one HTTP/2 connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS). */
+  maxConcurrentStreams?: number | undefined;
+  /** A stream with no traffic either way for this long is reset (CANCEL). */
+  streamIdleTimeoutMs?: number | undefined;
+  /** Connections held at once; past it, new ones are closed on arrival. */
+  maxConnections?: number | undefined;
+  /** Time an HTTP/1.1 request head may take to arrive (408 and close past it). */
+  headersTimeoutMs?: number | undefined;
+  /** Time a whole HTTP/1.1 request may take to arrive (408 and close past it). */
+  requestTimeoutMs?: number | undefined;
 }
 
 /** The scoreboard's one port, and how to drain it. */
@@ -30,19 +47,30 @@ export interface ScoreboardServer {
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 /** A connection that sends nothing for this long before its first bytes is dropped. */
 const FIRST_BYTES_TIMEOUT_MS = 10_000;
-const SCOREBOARD_PATH = "/scoreboard.v1.ScoreboardService/";
+/** Connect GET paths of the scoreboard's own methods, for the 304 shortcut. */
+const GET_METHODS = new Map(
+  ScoreboardService.methods.map((method) => [
+    `/${ScoreboardService.typeName}/${method.name}`,
+    method,
+  ]),
+);
 
 /** Builds the listener (not yet listening) for `deps`. */
 export function createScoreboardServer(
   deps: RouteDeps,
   options: ServerOptions = {},
 ): ScoreboardServer {
+  const limits = { ...SERVER_LIMITS, ...definedOnly(options) };
+  const record = createCallRecorder(deps);
   const connect = createRpcHandler(routes(deps), {
-    interceptors: [observe(deps)],
+    interceptors: [observe(record)],
     readMaxBytes: READ_MAX_BYTES,
     logger: deps.logger,
   });
-  const grpcFastLane = options.grpcFastLane === false ? undefined : createGrpcFastLane(deps);
+  const lanes =
+    options.grpcFastLane === false
+      ? []
+      : [createGrpcFastLane(deps, record), createConnectGetLane(deps, record)];
   let draining = false;
   /** HTTP/1.1 responses under way: told to close their connection when the server drains. */
   const openResponses = new Set<http.ServerResponse>();
@@ -66,17 +94,18 @@ export function createScoreboardServer(
       }
     }
     // A Connect GET whose cached copy is still current: answer 304 without decoding anything.
+    // Only for the service's own methods: any other path is unknown whatever its headers say.
     const snapshot = deps.store.current();
     const ifNoneMatch = req.headers["if-none-match"];
+    const method =
+      req.method === "GET" ? GET_METHODS.get(req.url?.split("?", 1)[0] ?? "") : undefined;
     if (
-      req.method === "GET" &&
+      method !== undefined &&
       snapshot !== undefined &&
       typeof ifNoneMatch === "string" &&
-      req.url?.startsWith(SCOREBOARD_PATH) === true &&
       etagMatches(ifNoneMatch, snapshot.etag)
     ) {
-      const method = req.url.slice(SCOREBOARD_PATH.length).split("?")[0] ?? "";
-      deps.metrics.requests.inc({ method, code: "NOT_MODIFIED" });
+      record(method).notModified();
       res.statusCode = 304;
       for (const [name, value] of Object.entries(cacheHeaders(snapshot, deps.store))) {
         res.setHeader(name, value);
@@ -87,20 +116,39 @@ export function createScoreboardServer(
     connect(req, res);
   };
 
-  const h1 = http.createServer(handle);
+  const h1 = http.createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      // How often those two are checked: at most a second past either.
+      connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs),
+    },
+    handle,
+  );
+  // http.Server starts checking those timeouts when it emits "listening"; this
+  // one never listens (connections are handed to it below), so it is told here.
+  h1.emit("listening");
   // Streams reach the fast lane first, before Node wraps them in request and
   // response objects; the rest go through `compat`, a server that never
   // listens and only makes those objects for the handler.
-  const h2 = http2.createServer({});
+  const h2 = http2.createServer({
+    settings: { maxConcurrentStreams: limits.maxConcurrentStreams },
+  });
   const compat = http2.createServer({}, handle);
   h2.on("stream", (stream, headers, flags, rawHeaders) => {
-    if (grpcFastLane?.(stream, headers) !== true)
+    // One call's failure (a reset, a write to a closed window) ends that call only.
+    stream.on("error", (error) => deps.logger.debug({ err: error }, "a stream failed"));
+    stream.setTimeout(limits.streamIdleTimeoutMs, () =>
+      stream.close(http2.constants.NGHTTP2_CANCEL),
+    );
+    if (!lanes.some((lane) => lane(stream, headers)))
       compat.emit("stream", stream, headers, flags, rawHeaders);
   });
   const sessions = new Set<http2.Http2Session>();
   const sockets = new Set<net.Socket>();
 
   h2.on("session", (session) => {
+    session.on("error", (error) => deps.logger.debug({ err: error }, "a connection failed"));
     sessions.add(session);
     session.once("close", () => sessions.delete(session));
     const { maxConnectionAgeMs: age, maxConnectionAgeGraceMs: grace = 30_000 } = options;
@@ -115,6 +163,8 @@ export function createScoreboardServer(
   });
 
   const server = net.createServer((socket) => {
+    // A reset before the protocol is known (or after) ends that connection only.
+    socket.on("error", (error) => deps.logger.debug({ err: error }, "a connection failed"));
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
     socket.setTimeout(FIRST_BYTES_TIMEOUT_MS, () => socket.destroy());
@@ -138,11 +188,13 @@ export function createScoreboardServer(
     };
     socket.on("data", onData);
   });
+  server.maxConnections = limits.maxConnections;
 
   return {
     server,
     shutdown: async (graceMs) => {
       draining = true;
+      h1.close();
       deps.health.drain();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const session of sessions) closeSession(session, graceMs);
@@ -166,4 +218,11 @@ function closeSession(session: http2.Http2Session, graceMs: number): void {
   const cut = setTimeout(() => session.destroy(), graceMs);
   cut.unref();
   session.once("close", () => clearTimeout(cut));
+}
+
+/** `options` without its undefined entries, so that they do not hide the defaults. */
+function definedOnly<T extends object>(options: T): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(options).filter(([, value]) => value !== undefined),
+  ) as Partial<T>;
 }

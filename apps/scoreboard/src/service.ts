@@ -53,13 +53,27 @@ export interface EntryAnswer {
  * contract's ConnectError.
  */
 export const scoreboardCalls = {
+  /**
+   * Which entries `listScoreboard` answers, as indexes [start, end) of the
+   * snapshot, without reading them (for callers that cache encoded pages).
+   */
+  pageRange(
+    store: SnapshotStore,
+    { offset, limit }: Pick<ListScoreboardRequest, "offset" | "limit">,
+  ): { snapshot: Snapshot; start: number; end: number } {
+    if (offset < 0) throw invalid("offset must not be negative");
+    if (limit < 0) throw invalid("limit must not be negative");
+    const snapshot = loaded(store);
+    const start = Math.min(offset, snapshot.total);
+    const end = limit === 0 ? snapshot.total : Math.min(snapshot.total, offset + limit);
+    return { snapshot, start, end };
+  },
+
   listScoreboard(
     store: SnapshotStore,
     { offset, limit }: Pick<ListScoreboardRequest, "offset" | "limit">,
   ): PageAnswer {
-    if (offset < 0) throw invalid("offset must not be negative");
-    if (limit < 0) throw invalid("limit must not be negative");
-    const snapshot = loaded(store);
+    const { snapshot } = scoreboardCalls.pageRange(store, { offset, limit });
     return { snapshot, entries: snapshot.page(offset, limit) };
   },
 

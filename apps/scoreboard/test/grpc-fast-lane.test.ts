@@ -6,13 +6,18 @@ import {
   GetByUsernameRequestSchema,
   ListScoreboardRequestSchema,
 } from "@repo/proto-gen/scoreboard/v1";
-import type { AddressInfo } from "node:net";
 import { createGrpcFastLane } from "../src/grpc-fast-lane";
-import { HealthRegistry } from "../src/health";
-import { createMetrics } from "../src/metrics";
 import { SnapshotStore } from "../src/snapshot/store";
 import { type RawAnswer, envelope, rawH2 } from "./raw-client";
-import { type Row, type Running, rows, silent, snapshotOf, startServer } from "./helpers";
+import {
+  type LanePair,
+  type Row,
+  rows,
+  snapshotOf,
+  startLanePair,
+  startServer,
+  withLaneAlone,
+} from "./helpers";
 
 /**
  * The gRPC fast lane against connect-es, on the same snapshot: generated calls
@@ -33,25 +38,18 @@ const rankOne = envelope(
 );
 
 let store: SnapshotStore;
-let fast: Running;
-let connectOnly: Running;
+let pair: LanePair;
 let fastSession: http2.ClientHttp2Session;
 let connectSession: http2.ClientHttp2Session;
 
 beforeAll(async () => {
   store = new SnapshotStore();
   store.swap(await snapshotOf(BOARD, 1_700_000_321n));
-  fast = await startServer(store);
-  connectOnly = await startServer(store, { grpcFastLane: false });
-  fastSession = http2.connect(fast.baseUrl);
-  connectSession = http2.connect(connectOnly.baseUrl);
+  pair = await startLanePair(store);
+  ({ fastSession, connectSession } = pair);
 });
 
-afterAll(async () => {
-  fastSession.close();
-  connectSession.close();
-  await Promise.all([fast.shutdown(), connectOnly.shutdown()]);
-});
+afterAll(() => pair.close());
 
 const int32 = fc.oneof(
   fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
@@ -155,26 +153,14 @@ describe("the gRPC fast lane", () => {
 
   it("takes plain gRPC calls and leaves compressed calls, bad timeouts and other protocols", async () => {
     // A server with the lane alone: what it does not take is answered 404.
-    const lane = createGrpcFastLane({
-      store,
-      health: new HealthRegistry([]),
-      metrics: createMetrics(store),
-      logger: silent,
-    });
-    const server = http2.createServer();
-    server.on("stream", (stream, headers) => {
-      if (!lane(stream, headers)) stream.respond({ ":status": 404 }, { endStream: true });
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const session = http2.connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
-    const ask = (headers: Record<string, string>) =>
-      rawH2(session, {
-        method: "POST",
-        path: `${PATH}GetByRank`,
-        headers: { te: "trailers", ...headers },
-        body: rankOne,
-      });
-    try {
+    await withLaneAlone(store, createGrpcFastLane, async (session) => {
+      const ask = (headers: Record<string, string>) =>
+        rawH2(session, {
+          method: "POST",
+          path: `${PATH}GetByRank`,
+          headers: { te: "trailers", ...headers },
+          body: rankOne,
+        });
       for (const type of ["application/grpc", "application/grpc+proto"]) {
         const taken = await ask({ "content-type": type, "grpc-timeout": "1S" });
         expect(taken.trailers["grpc-status"]).toBe("0");
@@ -190,10 +176,7 @@ describe("the gRPC fast lane", () => {
       for (const left of leftAlone) {
         expect((await ask(left)).status).toBe(404);
       }
-    } finally {
-      session.close();
-      await new Promise((resolve) => server.close(resolve));
-    }
+    });
   });
 
   it("encodes a page too long for the entry cache exactly as connect-es does", async () => {

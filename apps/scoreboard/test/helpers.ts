@@ -1,3 +1,4 @@
+import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import pino from "pino";
 import { createClient, type Client, type Transport } from "@connectrpc/connect";
@@ -7,6 +8,8 @@ import {
   createGrpcWebTransport,
 } from "@connectrpc/connect-node";
 import { ScoreboardService } from "@repo/proto-gen/scoreboard/v1";
+import { type CallRecorder, createCallRecorder } from "../src/calls";
+import type { RouteDeps } from "../src/connect";
 import { HealthRegistry, ServingStatus } from "../src/health";
 import { createMetrics, type ScoreboardMetrics } from "../src/metrics";
 import { createScoreboardServer, type ServerOptions } from "../src/server";
@@ -114,4 +117,65 @@ export function transportNamed(baseUrl: string, name: string): Transport {
 /** A scoreboard client over `transport`. */
 export function scoreboardClient(transport: Transport): Client<typeof ScoreboardService> {
   return createClient(ScoreboardService, transport);
+}
+
+/** A server with the fast lanes and one without, over one store, with an h2c session to each. */
+export interface LanePair {
+  fast: Running;
+  connectOnly: Running;
+  fastSession: http2.ClientHttp2Session;
+  connectSession: http2.ClientHttp2Session;
+  close(): Promise<void>;
+}
+
+/** Starts a {@link LanePair} over `store`, for tests that compare the lanes with connect-es. */
+export async function startLanePair(store: SnapshotStore): Promise<LanePair> {
+  const fast = await startServer(store);
+  const connectOnly = await startServer(store, { grpcFastLane: false });
+  const fastSession = http2.connect(fast.baseUrl);
+  const connectSession = http2.connect(connectOnly.baseUrl);
+  return {
+    fast,
+    connectOnly,
+    fastSession,
+    connectSession,
+    async close() {
+      fastSession.close();
+      connectSession.close();
+      await Promise.all([fast.shutdown(), connectOnly.shutdown()]);
+    },
+  };
+}
+
+/** A fast lane: takes a stream and answers it, or returns false untouched. */
+type Lane = (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => boolean;
+
+/**
+ * Runs `makeLane` alone on an h2c server over `store` (what it leaves is
+ * answered 404), hands `use` a session to it, and closes both afterwards.
+ */
+export async function withLaneAlone(
+  store: SnapshotStore,
+  makeLane: (deps: RouteDeps, record: CallRecorder) => Lane,
+  use: (session: http2.ClientHttp2Session) => Promise<void>,
+): Promise<void> {
+  const deps = {
+    store,
+    health: new HealthRegistry([]),
+    metrics: createMetrics(store),
+    logger: silent,
+  };
+  const lane = makeLane(deps, createCallRecorder(deps));
+  const server = http2.createServer();
+  server.on("stream", (stream, headers) => {
+    if (!lane(stream, headers)) stream.respond({ ":status": 404 }, { endStream: true });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const session = http2.connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  try {
+    await use(session);
+  } finally {
+    session.close();
+    await new Promise((resolve) => server.close(resolve));
+  }
 }

@@ -110,7 +110,24 @@ describe("loadConfig", () => {
       SCOREBOARD_SHUTDOWN_GRACE_SECONDS: 25,
       SCOREBOARD_LOG_LEVEL: "info",
       SCOREBOARD_CORS_ORIGINS: "",
+      SCOREBOARD_MAX_CONCURRENT_STREAMS: 100,
+      SCOREBOARD_STREAM_IDLE_TIMEOUT_SECONDS: 30,
+      SCOREBOARD_MAX_CONNECTIONS: 10_000,
+      SCOREBOARD_HEADERS_TIMEOUT_SECONDS: 10,
+      SCOREBOARD_REQUEST_TIMEOUT_SECONDS: 30,
     });
+  });
+
+  it("refuses a stream or connection limit that is not a positive whole number", () => {
+    expect(() => loadConfig({ SCOREBOARD_MAX_CONCURRENT_STREAMS: "0" })).toThrow(
+      /SCOREBOARD_MAX_CONCURRENT_STREAMS/,
+    );
+    expect(() => loadConfig({ SCOREBOARD_MAX_CONNECTIONS: "1.5" })).toThrow(
+      /SCOREBOARD_MAX_CONNECTIONS/,
+    );
+    expect(() => loadConfig({ SCOREBOARD_HEADERS_TIMEOUT_SECONDS: "-1" })).toThrow(
+      /SCOREBOARD_HEADERS_TIMEOUT_SECONDS/,
+    );
   });
 
   it("reads every setting", () => {

@@ -20,6 +20,8 @@ export interface H2loadOptions {
   streams: number;
   /** Requests per second per connection; as fast as possible when absent. */
   rate?: number;
+  /** The status class every answer must have (3xx for revalidations); default 2xx. */
+  okStatus?: "2xx" | "3xx";
 }
 
 /** What one run measured. */
@@ -27,7 +29,7 @@ export interface LoadResult {
   requestsPerSecond: number;
   p50Ms: number;
   p99Ms: number;
-  /** Responses with an HTTP status other than 2xx (h2load does not read grpc-status). */
+  /** Responses with an HTTP status outside `okStatus` (h2load does not read grpc-status). */
   failures: number;
   /** Start time (ms, epoch) and latency (ms) of every request, for windowed figures. */
   samples: { startMs: number; latencyMs: number }[];
@@ -60,6 +62,7 @@ export async function h2load(options: H2loadOptions): Promise<LoadResult> {
       args.push("-H", `${name}: ${value}`);
     args.push(options.url);
     const { stdout } = await run("h2load", args, { maxBuffer: 16 * 1024 * 1024 });
+    const low = options.okStatus === "3xx" ? 300 : 200;
     const codes = /status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx/.exec(stdout);
     const failed = /requests: \d+ total, \d+ started, \d+ done, \d+ succeeded, (\d+) failed/.exec(
       stdout,
@@ -68,15 +71,17 @@ export async function h2load(options: H2loadOptions): Promise<LoadResult> {
       .split("\n")
       .filter((line) => line !== "")
       .map((line) => line.split("\t").map(Number))
-      .filter(([, status]) => status !== undefined && status >= 200 && status < 300)
+      .filter(([, status]) => status !== undefined && status >= low && status < low + 100)
       .map(([start = 0, , latency = 0]) => ({ startMs: start / 1000, latencyMs: latency / 1000 }));
     const latencies = samples.map((s) => s.latencyMs).sort((a, b) => a - b);
-    const non2xx = Number(codes?.[2] ?? 0) + Number(codes?.[3] ?? 0) + Number(codes?.[4] ?? 0);
+    const counts = [1, 2, 3, 4].map((i) => Number(codes?.[i] ?? 0)); // 2xx, 3xx, 4xx, 5xx
+    const okClass = low === 300 ? 1 : 0;
+    const notOk = counts.reduce((sum, n, i) => (i === okClass ? sum : sum + n), 0);
     return {
       requestsPerSecond: samples.length / options.seconds,
       p50Ms: quantile(latencies, 0.5),
       p99Ms: quantile(latencies, 0.99),
-      failures: non2xx + Number(failed?.[1] ?? 0),
+      failures: notOk + Number(failed?.[1] ?? 0),
       samples,
     };
   } finally {

@@ -18,31 +18,40 @@ function ownedBuffer(bytes: Uint8Array): Uint8Array {
   return new Uint8Array(bytes);
 }
 
+/** The worker thread's nice value in production: the lowest priority, so the parse yields the core to calls. */
+export const PARSE_NICE = 19;
+
 /**
- * Parses one board in a fresh worker thread; rejects with {@link BoardFormatError}
- * on bad data. Blocks of `bytes` that own their whole buffer are transferred,
- * not copied (the caller must not use them afterwards), and joined in the worker.
+ * A parser that parses one board in a fresh worker thread at nice value `nice`;
+ * it rejects with {@link BoardFormatError} on bad data. Blocks of `bytes` that
+ * own their whole buffer are transferred, not copied (the caller must not use
+ * them afterwards), and joined in the worker.
  */
-export const parseInWorker: BoardParser = (bytes, hint) =>
-  new Promise((resolve, reject) => {
-    const blocks = (bytes instanceof Uint8Array ? [bytes] : bytes).map(ownedBuffer);
-    const worker = new Worker(workerFile, {
-      workerData: { blocks, hint },
-      transferList: blocks.map((block) => block.buffer as ArrayBuffer),
-      execArgv: workerExecArgv,
+export const workerParser =
+  (nice: number): BoardParser =>
+  (bytes, hint) =>
+    new Promise((resolve, reject) => {
+      const blocks = (bytes instanceof Uint8Array ? [bytes] : bytes).map(ownedBuffer);
+      const worker = new Worker(workerFile, {
+        workerData: { blocks, hint, nice },
+        transferList: blocks.map((block) => block.buffer as ArrayBuffer),
+        execArgv: workerExecArgv,
+      });
+      let settled = false;
+      worker.once("message", (reply: Reply) => {
+        settled = true;
+        if (reply.kind === "done") resolve(reply.columns);
+        else reject(new BoardFormatError(reply.message));
+        void worker.terminate();
+      });
+      worker.once("error", (error) => {
+        settled = true;
+        reject(error);
+      });
+      worker.once("exit", (code) => {
+        if (!settled) reject(new Error(`board parser exited with code ${code}`));
+      });
     });
-    let settled = false;
-    worker.once("message", (reply: Reply) => {
-      settled = true;
-      if (reply.kind === "done") resolve(reply.columns);
-      else reject(new BoardFormatError(reply.message));
-      void worker.terminate();
-    });
-    worker.once("error", (error) => {
-      settled = true;
-      reject(error);
-    });
-    worker.once("exit", (code) => {
-      if (!settled) reject(new Error(`board parser exited with code ${code}`));
-    });
-  });
+
+/** The production parser: a worker thread at {@link PARSE_NICE}. */
+export const parseInWorker: BoardParser = workerParser(PARSE_NICE);

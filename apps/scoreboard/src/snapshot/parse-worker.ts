@@ -10,18 +10,21 @@ interface Job {
   /** The body in the blocks it was read into; joined here, off the event loop. */
   blocks: Uint8Array[];
   hint: FormatHint;
+  /** This thread's nice value (PARSE_NICE in production). */
+  nice: number;
 }
 
-// Lowest CPU priority for this thread (Linux gives each thread its own nice
+const { blocks, hint, nice } = workerData as Job;
+
+// The lowest CPU priority in production (Linux gives each thread its own nice
 // value): on a small machine the parse then yields the core to the calls being
 // answered. Where that is not allowed, it runs at normal priority.
 try {
-  setPriority(19);
+  setPriority(nice);
 } catch {
   // not permitted here: parse at the normal priority
 }
 
-const { blocks, hint } = workerData as Job;
 try {
   const columns = parseBoard(
     blocks.length === 1 && blocks[0] !== undefined ? blocks[0] : Buffer.concat(blocks),
@@ -29,7 +32,6 @@ try {
   );
   parentPort?.postMessage({ kind: "done", columns }, [
     columns.text.buffer as ArrayBuffer,
-    columns.chunkEnds.buffer as ArrayBuffer,
     columns.offsets.buffer as ArrayBuffer,
     columns.scores.buffer as ArrayBuffer,
     columns.foldHashes.buffer as ArrayBuffer,

@@ -27,14 +27,14 @@ export interface BoardRow {
 
 /**
  * A parsed board in columns, built to cross a worker boundary without a copy:
- * numbers and text in typed arrays that are transferred. The strings of
- * {@link ENTRIES_PER_CHUNK} entries at a time are concatenated into a chunk and
- * stored as UTF-8; chunk j is `text[chunkEnds[j - 1] ?? 0 .. chunkEnds[j]]`, so
- * the receiver decodes one chunk at a time. Entry i (rank i + 1) lives in chunk
- * `floor(i / ENTRIES_PER_CHUNK)` and owns the strings `STRINGS_PER_ENTRY * i ..`
- * of `offsets`, which say where each string starts in its decoded chunk (UTF-16
- * units; it ends where the next one starts, or at the end of the chunk):
- * username, profile_path, country, grade, folded username.
+ * numbers and text in typed arrays that are transferred. Every string is
+ * stored as UTF-8 in `text`, one after the other: entry i (rank i + 1) owns the
+ * strings `STRINGS_PER_ENTRY * i ..` of `offsets` (username, profile_path,
+ * country, grade, folded username), and string n is the bytes
+ * `text[offsets[n] .. offsets[n + 1]]` (`offsets` has one more element, the
+ * end). A reader decodes only the strings a call asks for: a snapshot holds no
+ * JavaScript string of its board, so building and dropping one gives the
+ * garbage collector nothing to do.
  *
  * The folded-username index is built here too, off the event loop: `foldOrder`
  * lists entry indexes by {@link foldHash} of their folded username (ties in
@@ -45,7 +45,6 @@ export interface BoardColumns {
   count: number;
   scores: Int32Array;
   text: Uint8Array;
-  chunkEnds: Uint32Array;
   offsets: Uint32Array;
   foldHashes: Uint32Array;
   foldOrder: Uint32Array;
@@ -54,9 +53,6 @@ export interface BoardColumns {
   /** SHA-256 of the raw bytes, hex. */
   digest: string;
 }
-
-/** Entries per text chunk of {@link BoardColumns}. */
-export const ENTRIES_PER_CHUNK = 4096;
 
 /** Strings stored per entry in {@link BoardColumns}. */
 export const STRINGS_PER_ENTRY = 5;
@@ -181,35 +177,28 @@ export function toColumns(
   fetchedAt: number | null,
   digest: string,
 ): BoardColumns {
-  const offsets = new Uint32Array(rows.length * STRINGS_PER_ENTRY);
   const folded = rows.map((row) => foldUsername(row.username));
-  const chunks: string[] = [];
-  let n = 0;
-  for (let start = 0; start < rows.length; start += ENTRIES_PER_CHUNK) {
-    const parts: string[] = [];
-    let at = 0;
-    for (let i = start; i < Math.min(rows.length, start + ENTRIES_PER_CHUNK); i++) {
-      const row = rows[i] as BoardRow;
-      for (const value of [
-        row.username,
-        row.profile_path,
-        row.country,
-        row.grade,
-        folded[i] ?? "",
-      ]) {
-        offsets[n++] = at;
-        parts.push(value);
-        at += value.length;
-      }
-    }
-    chunks.push(parts.join(""));
-  }
-  const chunkEnds = new Uint32Array(chunks.length);
+  const strings = (i: number): string[] => {
+    const row = rows[i] as BoardRow;
+    return [row.username, row.profile_path, row.country, row.grade, folded[i] ?? ""];
+  };
+  // Where each string starts, then one write of each at its place.
+  const offsets = new Uint32Array(rows.length * STRINGS_PER_ENTRY + 1);
   let size = 0;
-  chunks.forEach((chunk, j) => (chunkEnds[j] = size += Buffer.byteLength(chunk, "utf8")));
+  let n = 0;
+  for (let i = 0; i < rows.length; i++) {
+    for (const value of strings(i)) {
+      offsets[n++] = size;
+      size += Buffer.byteLength(value, "utf8");
+    }
+  }
+  offsets[n] = size;
   const text = new Uint8Array(new ArrayBuffer(size));
-  const encoder = new TextEncoder();
-  chunks.forEach((chunk, j) => encoder.encodeInto(chunk, text.subarray(chunkEnds[j - 1] ?? 0)));
+  const writer = Buffer.from(text.buffer);
+  n = 0;
+  for (let i = 0; i < rows.length; i++) {
+    for (const value of strings(i)) writer.write(value, offsets[n++] ?? 0, "utf8");
+  }
   const scores = Int32Array.from(rows, (row) => row.score);
   const hashes = Uint32Array.from(folded, foldHash);
   const foldOrder = Uint32Array.from(rows, (_, i) => i).sort(
@@ -220,7 +209,6 @@ export function toColumns(
     count: rows.length,
     scores,
     text,
-    chunkEnds,
     offsets,
     foldHashes,
     foldOrder,

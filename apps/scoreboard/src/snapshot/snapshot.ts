@@ -1,13 +1,12 @@
-import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Entry } from "@repo/proto-gen/scoreboard/v1";
-import { type BoardColumns, ENTRIES_PER_CHUNK, STRINGS_PER_ENTRY } from "./parse";
+import { type BoardColumns, STRINGS_PER_ENTRY } from "./parse";
 import { foldHash, foldUsername } from "./fold";
 
-/** What a snapshot reads from: the parsed columns and their text chunks, decoded. */
+/** What a snapshot reads from: the parsed columns, and a Buffer view of their text. */
 interface SnapshotData {
   readonly columns: BoardColumns;
-  /** Chunk j of `columns.text`, decoded: the strings of entries j * ENTRIES_PER_CHUNK onwards. */
-  readonly chunks: readonly string[];
+  /** `columns.text` as a Buffer (no copy), to decode one string at a time. */
+  readonly text: Buffer;
 }
 
 /**
@@ -16,9 +15,9 @@ interface SnapshotData {
  * `store.current()` and answer a whole call from it, so one response never
  * mixes two snapshots.
  *
- * It holds no object per entry: the columns are typed arrays (off the heap) and
- * a few hundred decoded text chunks, and an {@link Entry} is made when a call
- * asks for it. A board of a million entries then costs the garbage collector
+ * It holds no object per entry and no string of the board: the columns are
+ * typed arrays (off the heap), and an {@link Entry} and its strings are made
+ * when a call asks for it. A board of a million entries then costs the garbage collector
  * next to nothing, so building, swapping and dropping snapshots does not stall
  * the calls being answered.
  */
@@ -47,12 +46,9 @@ export class Snapshot {
 
   /** String `k` of entry `i` (0 username, 1 profile path, 2 country, 3 grade, 4 folded username). */
   private text(i: number, k: number): string {
-    const { offsets, count } = this.data.columns;
-    const j = Math.floor(i / ENTRIES_PER_CHUNK);
-    const chunk = this.data.chunks[j] ?? "";
+    const { offsets } = this.data.columns;
     const at = i * STRINGS_PER_ENTRY + k;
-    const chunkEnd = Math.min(count, (j + 1) * ENTRIES_PER_CHUNK) * STRINGS_PER_ENTRY;
-    return chunk.substring(offsets[at] ?? 0, at + 1 < chunkEnd ? offsets[at + 1] : undefined);
+    return this.data.text.toString("utf8", offsets[at], offsets[at + 1]);
   }
 
   /** Entry `i` (rank i + 1), made from the columns. */
@@ -108,29 +104,10 @@ export class Snapshot {
     return new Snapshot(this.data, fetchedAt);
   }
 
-  /**
-   * Builds a snapshot from parsed columns: decodes their text chunks, yielding
-   * to the event loop after about `sliceSize` entries' worth, so that calls keep
-   * being answered while a large board loads.
-   */
-  static async build(
-    columns: BoardColumns,
-    fetchedAt: bigint,
-    sliceSize = ENTRIES_PER_CHUNK,
-  ): Promise<Snapshot> {
-    const decoder = new TextDecoder();
-    const chunks: string[] = [];
-    let since = 0;
-    for (let j = 0; j < columns.chunkEnds.length; j++) {
-      if (since >= sliceSize) {
-        await yieldToEventLoop();
-        since = 0;
-      }
-      chunks.push(
-        decoder.decode(columns.text.subarray(columns.chunkEnds[j - 1] ?? 0, columns.chunkEnds[j])),
-      );
-      since += ENTRIES_PER_CHUNK;
-    }
-    return new Snapshot({ columns, chunks }, fetchedAt);
+  /** A snapshot of parsed columns, fetched at `fetchedAt` (Unix seconds): nothing to decode. */
+  static build(columns: BoardColumns, fetchedAt: bigint): Promise<Snapshot> {
+    const { text } = columns;
+    const view = Buffer.from(text.buffer, text.byteOffset, text.byteLength);
+    return Promise.resolve(new Snapshot({ columns, text: view }, fetchedAt));
   }
 }
