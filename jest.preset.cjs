@@ -2,6 +2,9 @@
 // workspace packages mapped to their sources so tests never need a build.
 module.exports = {
   testEnvironment: "node",
+  // A guard against a hang, not a time budget: suites run side by side and may
+  // share both cores. Speed is measured by pnpm bench, never by a test.
+  testTimeout: 60_000,
   testMatch: ["<rootDir>/test/**/*.test.ts"],
   transform: {
     "^.+\\.ts$": [

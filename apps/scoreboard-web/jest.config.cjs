@@ -1,5 +1,1 @@
-module.exports = {
-  ...require("../../jest.preset.cjs"),
-  // A Vite build, a scoreboard and Chromium start per test file.
-  testTimeout: 60_000,
-};
+module.exports = require("../../jest.preset.cjs");

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { JsonableError, renderError, renderSuccess } from "@repo/envelope";
+import { JsonableError, PathNotFoundError, renderError, renderSuccess } from "@repo/envelope";
 import { corsMiddleware } from "./lib/cors";
 import express, {
   type ErrorRequestHandler,
@@ -8,9 +8,9 @@ import express, {
   type Response,
 } from "express";
 import helmet from "helmet";
-import multer from "multer";
 import { databaseUnavailableError, isDatabaseUnavailable } from "./db/unavailable";
 import { type AuthedUser, authenticate } from "./lib/auth";
+import { MAX_FORM_FIELDS, multipartForms } from "./lib/multipart";
 import { type Api, checkAccess, compileRoutes, matchRoute, readParams } from "./lib/typed-endpoint";
 import { buildApi } from "./routes";
 import type { Services } from "./services";
@@ -216,21 +216,14 @@ export function createApp(services: Services, api: Api = buildApi(services)): ex
   });
 
   const bodyLimit = services.config.CHAT_MAX_BODY_BYTES;
-  const multipart = multer({ limits: { fieldSize: bodyLimit, fields: 1000, files: 0 } }).none();
-  // Anything the multipart parser fails on is the body's fault (busboy throws plain Errors).
-  const forms: RequestHandler = (req, res, next) => {
-    multipart(req, res, (error?: unknown) => {
-      next(error === undefined ? undefined : new JsonableError("Malformed multipart body"));
-    });
-  };
   app.use(
     "/api/v1",
-    express.urlencoded({ extended: false, limit: bodyLimit, parameterLimit: 1000 }),
-    forms,
+    express.urlencoded({ extended: false, limit: bodyLimit, parameterLimit: MAX_FORM_FIELDS }),
+    multipartForms(bodyLimit),
     dispatcher(services, api),
   );
   app.use((_req, _res, next) => {
-    next(new JsonableError("Not found", "NOT_FOUND", 404));
+    next(new PathNotFoundError());
   });
 
   const errors: ErrorRequestHandler = (error: unknown, _req, res, _next) => {

@@ -27,7 +27,14 @@ let url: string;
 
 beforeAll(async () => {
   ({ pg, url } = await chatDatabase());
-  chat = await startChatApi({ DATABASE_URL: url, CHAT_SHUTDOWN_GRACE_SECONDS: "5" });
+  chat = await startChatApi({
+    DATABASE_URL: url,
+    CHAT_SHUTDOWN_GRACE_SECONDS: "5",
+    // Eight workers write a draft each turn for about ten seconds: past the default
+    // cap of 1,000 drafts per user on a fast machine. The cap has its own test
+    // (test/limits.test.ts); this one is about the outage.
+    CHAT_MAX_OBJECTS_PER_USER: "1000000",
+  });
 });
 
 afterAll(async () => {

@@ -24,6 +24,8 @@ beforeAll(async () => {
     CHAT_DATA_DIR: dataDir,
     CHAT_SHUTDOWN_GRACE_SECONDS: String(GRACE_SECONDS),
     CHAT_EVENT_HEARTBEAT_SECONDS: "60",
+    // The load writes drafts without end; the per-user cap is tested elsewhere.
+    CHAT_MAX_OBJECTS_PER_USER: "1000000",
   });
 });
 

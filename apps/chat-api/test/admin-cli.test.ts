@@ -1,14 +1,12 @@
-import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rm } from "node:fs/promises";
 import { runAdmin } from "../src/cli/admin";
-import { TEST_DB_KIND, freshDatabase, type TestDatabase } from "./support/database";
+import { TEST_DB_KIND, freshDataDir, freshDatabase, type TestDatabase } from "./support/database";
 import { startTestServer } from "./support/server";
 
 /**
  * The admin CLI, run as its entry point runs it, against this project's
- * database kind: a data directory of its own (PGlite) or a schema of its own
- * on TEST_DATABASE_URL (PostgreSQL).
+ * database kind: a data directory of its own (PGlite) or a database of its own
+ * beside TEST_DATABASE_URL's (PostgreSQL).
  */
 let db: TestDatabase | undefined;
 let env: NodeJS.ProcessEnv;
@@ -16,15 +14,16 @@ let env: NodeJS.ProcessEnv;
 beforeAll(async () => {
   if (TEST_DB_KIND === "postgres") {
     db = await freshDatabase();
-    const [row] = await db.sql.query<{ schema: string }>("SELECT current_schema() AS schema");
-    env = { DATABASE_URL: process.env.TEST_DATABASE_URL, CHAT_DATABASE_SCHEMA: row?.schema };
+    env = { DATABASE_URL: db.url };
   } else {
-    env = { CHAT_DATA_DIR: await mkdtemp(join(tmpdir(), "chat-admin-")) };
+    env = { CHAT_DATA_DIR: await freshDataDir() };
   }
 });
 
 afterAll(async () => {
   await db?.close();
+  if (env.CHAT_DATA_DIR !== undefined)
+    await rm(env.CHAT_DATA_DIR, { recursive: true, force: true });
 });
 
 async function admin(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -92,9 +91,41 @@ describe("the admin CLI", () => {
     expect(
       (await admin("reactivate", "user", "fool-bot@example.com", "--realm", "lear")).code,
     ).toBe(0);
+    // A user's bots go with it, and stay off when the user comes back (as in Zulip).
+    expect((await admin("deactivate", "user", "goneril@example.com", "--realm", "lear")).code).toBe(
+      0,
+    );
+    const both = (await admin("list-users", "--realm", "lear")).out;
+    expect(both).toMatch(/goneril@example\.com.*\tdeactivated$/m);
+    expect(both).toMatch(/fool-bot@example\.com.*\tdeactivated$/m);
+    await admin("reactivate", "user", "goneril@example.com", "--realm", "lear");
+    const after = (await admin("list-users", "--realm", "lear")).out;
+    expect(after).toMatch(/goneril@example\.com.*\tactive$/m);
+    expect(after).toMatch(/fool-bot@example\.com.*\tdeactivated$/m);
     expect((await admin("deactivate", "realm", "lear")).out).toBe('deactivated realm "lear"');
     expect((await admin("list-realms")).out).toMatch(/\tlear\tKing Lear\tdeactivated$/m);
     expect((await admin("reactivate", "realm", "lear")).code).toBe(0);
+  });
+
+  it('addresses the root realm as --realm ""', async () => {
+    expect((await admin("create-realm", "--subdomain", "", "--name", "Root")).code).toBe(0);
+    const created = await admin(
+      "create-user",
+      "--realm",
+      "",
+      "--email",
+      "kent@example.com",
+      "--name",
+      "Kent",
+    );
+    expect(created.code).toBe(0);
+    expect((await admin("list-users", "--realm", "")).out).toMatch(/kent@example\.com.*\tactive$/m);
+    expect((await admin("deactivate", "user", "kent@example.com", "--realm", "")).out).toBe(
+      "deactivated kent@example.com",
+    );
+    expect((await admin("api-key", "--realm", "", "--email", "kent@example.com")).code).toBe(0);
+    const missing = await admin("list-users");
+    expect([missing.code, missing.err]).toEqual([2, expect.stringMatching(/--realm is required/)]);
   });
 
   it.each<[string, string[], number, RegExp]>([
@@ -204,7 +235,6 @@ if (TEST_DB_KIND === "postgres") {
       }
       const server = await startTestServer({
         db: { ...db, close: () => Promise.resolve() },
-        seed: false,
       });
       try {
         const key = (await admin("api-key", "--realm", "lear", "--email", "goneril@example.com"))

@@ -3,7 +3,6 @@
  * none while the entry lives, and a fresh one after an invalidation.
  */
 import type { Database } from "../src/db/database";
-import { seedDemoRealm } from "../src/db/seed";
 import type { PrismaClient } from "../src/gen/prisma/client";
 import { AuthCache } from "../src/lib/auth";
 import { freshDatabase } from "./support/database";
@@ -11,8 +10,7 @@ import { freshDatabase } from "./support/database";
 let db: Database;
 
 beforeAll(async () => {
-  db = await freshDatabase();
-  await seedDemoRealm(db.prisma);
+  db = await freshDatabase("seeded");
 });
 
 afterAll(async () => {

@@ -94,4 +94,16 @@ describe("POST /api/v1/bots/{bot_id}/api_key/regenerate", () => {
       "Account is not associated with this subdomain",
     ]);
   });
+
+  it("keeps the notification bot out of reach: not regenerable, its key opens nothing", async () => {
+    const system = await server.db.prisma.user.findFirstOrThrow({
+      where: { is_system_bot: true },
+    });
+    const reply = await regenerate(await server.person("iago"), system.id);
+    expect(reply.body).toEqual({ result: "error", msg: "No such bot", code: "BAD_REQUEST" });
+    const asBot = await server.call("GET", "/api/v1/users/me", {
+      auth: [system.email, system.api_key],
+    });
+    expect([asBot.status, asBot.body.msg]).toEqual([401, "Invalid API key"]);
+  });
 });

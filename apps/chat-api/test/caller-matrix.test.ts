@@ -1,5 +1,6 @@
 import { doSetRealmActive, doSetUserActive } from "../src/actions/accounts";
-import { createAccount, createRealm } from "../src/db/seed";
+import { createAccount } from "../src/actions/accounts";
+import { createRealm } from "../src/actions/realm-creation";
 import type { Operation } from "../src/lib/typed-endpoint";
 import { Role } from "../src/lib/roles";
 import { buildApi } from "../src/routes";

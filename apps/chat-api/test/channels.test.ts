@@ -1,5 +1,12 @@
-import { defaultChannelGroups } from "../src/db/seed";
-import { type Person, type TestServer, createOtherRealm, startTestServer } from "./support/server";
+import { defaultChannelGroups } from "../src/actions/realm-creation";
+import {
+  type Person,
+  type TestServer,
+  createOtherRealm,
+  startTestServer,
+  channelIds,
+  authOf,
+} from "./support/server";
 import { zulipResponseSchema } from "./support/zulip-schema";
 
 const validateArchive = zulipResponseSchema("subset", "/streams/{stream_id}", "delete");
@@ -12,8 +19,7 @@ let outsider: Person;
 
 beforeAll(async () => {
   server = await startTestServer();
-  const rows = await server.db.prisma.channel.findMany();
-  channels = Object.fromEntries(rows.map((c) => [c.name, c.id]));
+  channels = await channelIds(server);
   const other = await createOtherRealm(server);
   outsider = other.outsider;
   const heath = await server.db.prisma.channel.create({
@@ -24,7 +30,7 @@ beforeAll(async () => {
 
 afterAll(() => server.close());
 
-const as = (person: Person) => ({ auth: [person.email, person.apiKey] as const });
+const as = authOf;
 const error = (msg: string) => ({ result: "error", msg, code: "BAD_REQUEST" });
 
 describe("DELETE /api/v1/streams/{stream_id}", () => {

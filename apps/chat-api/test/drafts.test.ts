@@ -5,6 +5,7 @@ import {
   createOtherRealm,
   loadCast,
   startTestServer,
+  channelIds,
 } from "./support/server";
 import { zulipResponseSchema } from "./support/zulip-schema";
 
@@ -27,8 +28,7 @@ let channels: Record<string, number>;
 beforeAll(async () => {
   server = await startTestServer();
   cast = await loadCast(server, ["hamlet", "othello", "cordelia", "polonius", "hamlet-bot"]);
-  const rows = await server.db.prisma.channel.findMany();
-  channels = Object.fromEntries(rows.map((c) => [c.name, c.id]));
+  channels = await channelIds(server);
   await createOtherRealm(server);
 });
 

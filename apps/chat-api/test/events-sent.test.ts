@@ -1,4 +1,10 @@
-import { type Cast, type TestServer, loadCast, startTestServer } from "./support/server";
+import {
+  type Cast,
+  type TestServer,
+  loadCast,
+  startTestServer,
+  channelIds,
+} from "./support/server";
 import { zulipResponseSchema } from "./support/zulip-schema";
 
 /**
@@ -18,8 +24,7 @@ beforeAll(async () => {
   cast = await loadCast(server, ["desdemona", "iago", "hamlet", "othello", "polonius"]);
   const groupRows = await server.db.prisma.userGroup.findMany({ where: { name: { not: null } } });
   groups = Object.fromEntries(groupRows.map((g) => [g.name ?? "", g.id]));
-  const channelRows = await server.db.prisma.channel.findMany();
-  channels = Object.fromEntries(channelRows.map((c) => [c.name, c.id]));
+  channels = await channelIds(server);
 });
 
 afterAll(() => server.close());

@@ -17,12 +17,11 @@ let b: TestServer;
 let cast: Cast;
 
 beforeAll(async () => {
-  db = await freshDatabase();
+  db = await freshDatabase("seeded");
   a = await startTestServer({ db, env: { CHAT_EVENT_HEARTBEAT_SECONDS: "1" } });
   const second = (await db.replica?.()) ?? { ...db, close: () => Promise.resolve() };
   b = await startTestServer({
     db: second,
-    seed: false,
     env: { CHAT_EVENT_HEARTBEAT_SECONDS: "1" },
   });
   cast = await loadCast(a, ["hamlet", "othello", "iago"]);
@@ -63,6 +62,7 @@ describe("POST /api/v1/register", () => {
     expect(reply.body).toMatchObject({
       last_event_id: -1,
       chat_feature_level: 496,
+      zulip_feature_level: 496,
       max_stream_name_length: 60,
       max_stream_description_length: 1024,
       max_topic_length: 60,

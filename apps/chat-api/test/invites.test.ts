@@ -5,6 +5,7 @@ import {
   createOtherRealm,
   loadCast,
   startTestServer,
+  channelIds,
 } from "./support/server";
 import { zulipResponseSchema } from "./support/zulip-schema";
 
@@ -33,8 +34,7 @@ beforeAll(async () => {
     "polonius",
     "hamlet-bot",
   ]);
-  const rows = await server.db.prisma.channel.findMany();
-  channels = Object.fromEntries(rows.map((c) => [c.name, c.id]));
+  channels = await channelIds(server);
 });
 
 afterAll(() => server.close());

@@ -1,41 +1,51 @@
+import { access } from "node:fs/promises";
 import { Client } from "pg";
-import { seedDemoRealm } from "../src/db/seed";
 import { TEST_DB_KIND, freshDatabase } from "./support/database";
 
 describe("test databases", () => {
-  // Two embedded databases started and migrated at once, then a seed: 39-45 s in CI on two
-  // busy cores (both test projects run beside it), over jest's 30 s per test.
-  it("are separate: what one file writes, another does not see", async () => {
-    const [a, b] = await Promise.all([freshDatabase(), freshDatabase()]);
+  it("are separate copies of the run's templates: what one file writes, another does not see", async () => {
+    const [a, b, empty] = await Promise.all([
+      freshDatabase("seeded"),
+      freshDatabase("seeded"),
+      freshDatabase("migrated"),
+    ]);
     try {
-      await seedDemoRealm(a.prisma);
-      expect(await a.prisma.user.count()).toBe(9);
-      expect(await b.prisma.user.count()).toBe(0);
-      await b.prisma.realm.create({ data: { subdomain: "", name: "Other" } });
-      expect((await a.prisma.realm.findFirstOrThrow()).name).toBe("Demo");
       expect(a.kind).toBe(TEST_DB_KIND);
+      expect(await a.prisma.user.count()).toBe(9);
+      expect(await empty.prisma.user.count()).toBe(0);
+      await a.prisma.realm.update({ where: { subdomain: "" }, data: { name: "Changed" } });
+      await a.prisma.user.deleteMany({ where: { email: "hamlet-bot@example.com" } });
+      expect((await b.prisma.realm.findUniqueOrThrow({ where: { subdomain: "" } })).name).toBe(
+        "Demo",
+      );
+      expect(await b.prisma.user.count()).toBe(9);
+      const again = await freshDatabase("seeded");
+      try {
+        expect(
+          (await again.prisma.realm.findUniqueOrThrow({ where: { subdomain: "" } })).name,
+        ).toBe("Demo");
+      } finally {
+        await again.close();
+      }
     } finally {
-      await Promise.all([a.close(), b.close()]);
+      await Promise.all([a.close(), b.close(), empty.close()]);
     }
-  }, 90_000);
+  });
 
-  it("leave nothing behind on PostgreSQL once closed", async () => {
+  it("leave nothing behind once closed", async () => {
     const db = await freshDatabase();
-    const [{ schema } = { schema: "" }] = await db.sql.query<{ schema: string }>(
-      "SELECT current_schema() AS schema",
-    );
     await db.close();
     if (TEST_DB_KIND === "pglite") {
-      expect(schema).toBe("public");
+      expect(db.dataDir).toEqual(expect.any(String));
+      await expect(access(db.dataDir ?? "")).rejects.toThrow(/ENOENT/);
       return;
     }
+    const name = new URL(db.url ?? "").pathname.slice(1);
+    expect(name).toMatch(/^ct_[0-9a-f]{8}_t_\d+_[0-9a-f]{8}$/);
     const client = new Client({ connectionString: process.env.TEST_DATABASE_URL });
     await client.connect();
     try {
-      const { rows } = await client.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [
-        schema,
-      ]);
-      expect(schema).toMatch(/^t_\d+_[0-9a-f]{8}$/);
+      const { rows } = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
       expect(rows).toEqual([]);
     } finally {
       await client.end();

@@ -16,6 +16,9 @@ beforeAll(async () => {
       CHAT_HEADERS_TIMEOUT_SECONDS: "1",
       CHAT_REQUEST_TIMEOUT_SECONDS: "2",
       CHAT_MAX_POLLS_PER_USER: "2",
+      CHAT_MAX_QUEUES_PER_USER: "3",
+      CHAT_MAX_INVITES_PER_DAY: "3",
+      CHAT_MAX_OBJECTS_PER_USER: "2",
       CHAT_EVENT_HEARTBEAT_SECONDS: "20",
     },
   });
@@ -159,6 +162,115 @@ describe("long-polls per user (CHAT_MAX_POLLS_PER_USER)", () => {
       query: { queue_id: queue, dont_block: true },
     });
     expect(afterwards.status).toBe(200);
+  });
+});
+
+describe("event queues per user (CHAT_MAX_QUEUES_PER_USER)", () => {
+  it("keeps the limit's number of queues, collecting the least recently polled to make room", async () => {
+    const cordelia = await server.person("cordelia");
+    const auth = [cordelia.email, cordelia.apiKey] as const;
+    const register = async () =>
+      (await server.call("POST", "/api/v1/register", { auth })).body.queue_id as string;
+    const poll = (queue: string) =>
+      server.call("GET", "/api/v1/events", { auth, query: { queue_id: queue, dont_block: true } });
+    const [first, second, third] = [await register(), await register(), await register()];
+    // The first is polled, so the second is now the least recently polled.
+    expect((await poll(first)).status).toBe(200);
+    const fourth = await register();
+    const fifth = await register();
+    expect((await poll(second)).body).toEqual({
+      ...apiError(`Bad event queue ID: ${second}`, "BAD_EVENT_QUEUE_ID"),
+      queue_id: second,
+    });
+    expect((await poll(third)).body.code).toBe("BAD_EVENT_QUEUE_ID");
+    for (const kept of [first, fourth, fifth]) expect((await poll(kept)).status).toBe(200);
+    const held = await server.db.prisma.eventQueue.count({ where: { user_id: cordelia.id } });
+    expect(held).toBe(3);
+  });
+});
+
+describe("invitations per realm and day (CHAT_MAX_INVITES_PER_DAY)", () => {
+  it("sends up to the limit in 24 hours, and refuses a batch that would pass it, storing nothing", async () => {
+    const iago = await server.person("iago");
+    const invite = (emails: string) =>
+      server.call("POST", "/api/v1/invites", {
+        auth: [iago.email, iago.apiKey],
+        form: { invitee_emails: emails, stream_ids: [] },
+      });
+    const stored = () => server.db.prisma.invitation.count();
+    const limitReached = {
+      result: "error",
+      code: "INVITATION_FAILED",
+      msg: "To protect users, Zulip limits the number of invitations you can send in one day. Because you have reached the limit, no invitations were sent.",
+      errors: [],
+      sent_invitations: false,
+      license_limit_reached: false,
+      daily_limit_reached: true,
+    };
+    const before = await stored();
+    // More addresses than a day allows: refused before any is looked at (this server's
+    // body limit is 4 KiB; at the default 1 MiB a request can name about 60,000).
+    const many = Array.from({ length: 200 }, (_, i) => `g${String(i)}@x.co`);
+    expect((await invite(many.join(","))).body).toEqual(limitReached);
+    expect((await invite("a1@example.com, a2@example.com")).status).toBe(200);
+    expect((await invite("a3@example.com, a4@example.com")).body).toEqual(limitReached);
+    expect(await stored()).toBe(before + 2);
+    expect((await invite("a3@example.com")).status).toBe(200);
+    expect((await invite("a5@example.com")).body).toEqual(limitReached);
+    expect(await stored()).toBe(before + 3);
+  });
+});
+
+describe("objects per user (CHAT_MAX_OBJECTS_PER_USER)", () => {
+  it("keeps drafts, saved snippets, pending reminders and devices each to the limit", async () => {
+    const othello = await server.person("othello");
+    const auth = [othello.email, othello.apiKey] as const;
+    const post = (path: string, form: Record<string, unknown> = {}) =>
+      server.call("POST", `/api/v1${path}`, { auth, form });
+    const draft = { type: "", to: [], topic: "", content: "words" };
+    const messages = await server.call("GET", "/api/v1/messages", {
+      auth,
+      query: { anchor: "newest", num_before: 1, num_after: 0 },
+    });
+    const messageId = (messages.body.messages as { id: number }[])[0]?.id;
+    const later = Math.floor(Date.now() / 1000) + 3600;
+    const kinds: [string, () => ReturnType<typeof post>, () => Promise<number>][] = [
+      [
+        "drafts",
+        () => post("/drafts", { drafts: [draft] }),
+        () => server.db.prisma.draft.count({ where: { user_id: othello.id } }),
+      ],
+      [
+        "saved snippets",
+        () => post("/saved_snippets", { title: "t", content: "c" }),
+        () => server.db.prisma.savedSnippet.count({ where: { user_id: othello.id } }),
+      ],
+      [
+        "reminders",
+        () => post("/reminders", { message_id: messageId, scheduled_delivery_timestamp: later }),
+        () => server.db.prisma.reminder.count({ where: { user_id: othello.id } }),
+      ],
+      [
+        "devices",
+        () => post("/register_client_device"),
+        () => server.db.prisma.device.count({ where: { user_id: othello.id } }),
+      ],
+    ];
+    for (const [what, add, count] of kinds) {
+      expect((await add()).status).toBe(200);
+      expect((await add()).status).toBe(200);
+      const over = await add();
+      expect([over.status, over.body]).toEqual([
+        400,
+        apiError(`You have too many ${what} (limit: 2).`),
+      ]);
+      expect(await count()).toBe(2);
+    }
+    // A batch of drafts that would pass the limit is refused whole.
+    await server.db.prisma.draft.deleteMany({ where: { user_id: othello.id } });
+    const batch = await post("/drafts", { drafts: [draft, draft, draft] });
+    expect(batch.body).toEqual(apiError("You have too many drafts (limit: 2)."));
+    expect(await server.db.prisma.draft.count({ where: { user_id: othello.id } })).toBe(0);
   });
 });
 

@@ -1,5 +1,12 @@
 import { type TestDatabase, freshDatabase } from "./support/database";
-import { type Cast, type TestServer, apiError, loadCast, startTestServer } from "./support/server";
+import {
+  type Cast,
+  type TestServer,
+  apiError,
+  loadCast,
+  startTestServer,
+  channelIds,
+} from "./support/server";
 import { zulipResponseSchema } from "./support/zulip-schema";
 
 const validateSend = zulipResponseSchema("companions", "/messages", "post");
@@ -14,17 +21,15 @@ let cast: Cast;
 let channels: Record<string, number>;
 
 beforeAll(async () => {
-  db = await freshDatabase();
+  db = await freshDatabase("seeded");
   server = await startTestServer({ db });
   const second = (await db.replica?.()) ?? { ...db, close: () => Promise.resolve() };
   hasty = await startTestServer({
     db: second,
-    seed: false,
     env: { CHAT_MARK_READ_BUDGET_MS: "1" },
   });
   cast = await loadCast(server, ["iago", "hamlet", "othello", "cordelia", "polonius"]);
-  const rows = await db.prisma.channel.findMany();
-  channels = Object.fromEntries(rows.map((c) => [c.name, c.id]));
+  channels = await channelIds(server);
 });
 
 afterAll(async () => {
@@ -145,17 +150,53 @@ describe("POST /api/v1/messages", () => {
     expect(await db.prisma.message.count()).toBe(before);
   });
 
-  it("refuses a private channel the sender is not in", async () => {
-    expect(
-      (
-        await send("othello", {
-          type: "stream",
-          to: channels["core team"],
-          topic: "t",
-          content: "c",
-        })
-      ).body,
-    ).toEqual(apiError("Not authorized to send to channel 'core team'"));
+  it("answers a private channel the sender cannot see as one that does not exist", async () => {
+    const hidden = await send("othello", {
+      type: "stream",
+      to: channels["core team"],
+      topic: "t",
+      content: "c",
+    });
+    expect(hidden.body).toEqual(
+      apiError(`Channel with ID '${String(channels["core team"])}' does not exist`),
+    );
+    const byName = await send("othello", {
+      type: "stream",
+      to: "core team",
+      topic: "t",
+      content: "c",
+    });
+    expect(byName.body).toEqual(apiError("Channel 'core team' does not exist"));
+    const unknown = await send("othello", {
+      type: "stream",
+      to: "no such team",
+      topic: "t",
+      content: "c",
+    });
+    expect(unknown.body).toEqual(apiError("Channel 'no such team' does not exist"));
+  });
+
+  it("refuses ids past int32 and NUL in 'to' with 400, not 500", async () => {
+    for (const [type, to, msg] of [
+      ["stream", "2147483648", "Invalid channel in 'to'"],
+      ["direct", "99999999999", "Invalid user ID or email in 'to'"],
+      ["direct", "[2147483648]", "Invalid user ID or email in 'to'"],
+      ["direct", "a\u0000@example.com", "to must not contain null bytes"],
+      ["stream", "Ver\u0000ona", "to must not contain null bytes"],
+    ] as const) {
+      const reply = await send("othello", { type, to, topic: "t", content: "c" });
+      expect([reply.status, reply.body]).toEqual([400, apiError(msg)]);
+    }
+  });
+
+  it("looks up direct-message recipients once each, however often they are named", async () => {
+    const to = JSON.stringify(Array.from({ length: 20_000 }, () => id("hamlet")));
+    const reply = await send("othello", { type: "direct", to, content: "once" });
+    expect(reply.status).toBe(200);
+    const many = JSON.stringify(Array.from({ length: 1001 }, (_, i) => 100_000 + i));
+    expect((await send("othello", { type: "direct", to: many, content: "c" })).body).toEqual(
+      apiError("Too many users (limit: 1000)"),
+    );
   });
 });
 

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { get_dmmf } from "@prisma/prisma-schema-wasm";
 import type { Database } from "../src/db/database";
-import { generateApiKey, seedDemoRealm } from "../src/db/seed";
+import { generateApiKey } from "../src/actions/accounts";
 import { freshDatabase } from "./support/database";
 
 let db: Database;
@@ -21,8 +21,7 @@ let ids: {
 };
 
 beforeAll(async () => {
-  db = await freshDatabase();
-  await seedDemoRealm(db.prisma);
+  db = await freshDatabase("seeded");
   const p = db.prisma;
   ids = {
     realm: (await p.realm.findFirstOrThrow()).id,

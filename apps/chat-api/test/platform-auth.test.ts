@@ -1,5 +1,6 @@
 import { doSetRealmActive, doSetUserActive } from "../src/actions/accounts";
-import { createRealm, generateApiKey } from "../src/db/seed";
+import { generateApiKey } from "../src/actions/accounts";
+import { createRealm } from "../src/actions/realm-creation";
 import { type Person, type TestServer, startTestServer } from "./support/server";
 import { testApi } from "./support/test-api";
 

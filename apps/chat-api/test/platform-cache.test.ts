@@ -13,11 +13,11 @@ let a: TestServer;
 let b: TestServer;
 
 beforeAll(async () => {
-  db = await freshDatabase();
+  db = await freshDatabase("seeded");
   a = await startTestServer({ api: testApi, db });
   // On PostgreSQL the second replica has its own pool; PGlite is one connection per process, so it shares.
   const second = (await db.replica?.()) ?? { ...db, close: () => Promise.resolve() };
-  b = await startTestServer({ api: testApi, db: second, seed: false });
+  b = await startTestServer({ api: testApi, db: second });
 });
 
 afterAll(async () => {

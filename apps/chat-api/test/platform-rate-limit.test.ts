@@ -83,11 +83,11 @@ describe("rate limits in Redis", () => {
       CHAT_RATE_LIMIT_USER_PER_MINUTE: "2",
       CHAT_RATE_LIMIT_REDIS_PREFIX: prefix,
     };
-    const db = await freshDatabase();
+    const db = await freshDatabase("seeded");
     const a = await startTestServer({ api: testApi, env, db });
     // PGlite has one connection per process: the second server shares it and leaves closing to the first.
     const replicaDb = (await db.replica?.()) ?? { ...db, close: () => Promise.resolve() };
-    const b = await startTestServer({ api: testApi, env, db: replicaDb, seed: false });
+    const b = await startTestServer({ api: testApi, env, db: replicaDb });
     try {
       const hamlet = await a.person("hamlet");
       const auth = [hamlet.email, hamlet.apiKey] as const;

@@ -179,4 +179,39 @@ describe("presence limited to accessible users (CAN_ACCESS_ALL_USERS_GROUP_LIMIT
       "polonius@example.com",
     ]);
   });
+
+  it("sends a presence event only to users who may see that presence", async () => {
+    const register = async (who: string) =>
+      (
+        await server.call("POST", "/api/v1/register", {
+          ...cast.as(who),
+          form: { event_types: ["presence"] },
+        })
+      ).body.queue_id as string;
+    const [guestQueue, memberQueue] = [await register("polonius"), await register("cordelia")];
+    // Othello goes idle: Cordelia (a member) may see it, Polonius (a guest sharing no channel) not.
+    await server.call("POST", "/api/v1/users/me/presence", {
+      ...cast.as("othello"),
+      form: { status: "idle" },
+    });
+    const events = async (who: string, queue: string) =>
+      (
+        await server.call("GET", "/api/v1/events", {
+          ...cast.as(who),
+          query: { queue_id: queue, dont_block: true },
+        })
+      ).body.events as { type: string; email?: string }[];
+    expect((await events("cordelia", memberQueue)).map((e) => e.email)).toEqual([
+      "othello@example.com",
+    ]);
+    expect(await events("polonius", guestQueue)).toEqual([]);
+    // Hamlet shares a channel with the guest: his change reaches her.
+    await server.call("POST", "/api/v1/users/me/presence", {
+      ...cast.as("hamlet"),
+      form: { status: "idle" },
+    });
+    expect((await events("polonius", guestQueue)).map((e) => e.email)).toEqual([
+      "hamlet@example.com",
+    ]);
+  });
 });

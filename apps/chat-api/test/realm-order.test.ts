@@ -1,4 +1,10 @@
-import { type Person, type TestServer, createOtherRealm, startTestServer } from "./support/server";
+import {
+  type Person,
+  type TestServer,
+  createOtherRealm,
+  startTestServer,
+  authOf,
+} from "./support/server";
 import { zulipResponseSchema } from "./support/zulip-schema";
 
 const validatePatchLinkifiers = zulipResponseSchema("subset", "/realm/linkifiers", "patch");
@@ -35,7 +41,7 @@ beforeAll(async () => {
 
 afterAll(() => server.close());
 
-const as = (person: Person) => ({ auth: [person.email, person.apiKey] as const });
+const as = authOf;
 
 describe("PATCH /api/v1/realm/linkifiers", () => {
   it("reorders the realm's linkifiers; GET /realm/linkifiers lists them in the new order", async () => {

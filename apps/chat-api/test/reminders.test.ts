@@ -17,7 +17,7 @@ let cast: Cast;
 let messageId: number;
 
 beforeAll(async () => {
-  db = await freshDatabase();
+  db = await freshDatabase("seeded");
   // The server's own scheduler stays out of the way: these tests drive delivery.
   server = await startTestServer({ db, env: { CHAT_REMINDER_POLL_SECONDS: "3600" } });
   cast = await loadCast(server, ["hamlet", "othello", "cordelia"]);

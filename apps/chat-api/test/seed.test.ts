@@ -1,5 +1,7 @@
 import type { Database } from "../src/db/database";
-import { DEMO_PEOPLE, Role, SYSTEM_GROUPS, seedDemoRealm } from "../src/db/seed";
+import { SYSTEM_GROUPS } from "../src/actions/realm-creation";
+import { DEMO_PEOPLE, seedDemoRealm } from "../src/db/seed";
+import { Role } from "../src/lib/roles";
 import { freshDatabase } from "./support/database";
 
 let db: Database;

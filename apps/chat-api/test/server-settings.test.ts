@@ -24,7 +24,7 @@ describe("GET /api/v1/server_settings", () => {
     expect(reply.status).toBe(200);
     expect(validateSettings(reply.body)).toEqual([]);
     // The validator does reject what Zulip's schema forbids.
-    expect(validateSettings({ ...reply.body, zulip_feature_level: 1 })).not.toEqual([]);
+    expect(validateSettings({ ...reply.body, zulip_feature_level: "496" })).not.toEqual([]);
     expect(validateSettings({ ...reply.body, chat_feature_level: "496" })).not.toEqual([]);
     expect(reply.body).toMatchObject({
       result: "success",
@@ -32,6 +32,10 @@ describe("GET /api/v1/server_settings", () => {
       chat_feature_level: CHAT_FEATURE_LEVEL,
       chat_version: "0.1.0",
       chat_merge_base: "0.1.0",
+      // Zulip's names too, which real clients read (the Python library asserts zulip_version).
+      zulip_feature_level: CHAT_FEATURE_LEVEL,
+      zulip_version: "0.1.0",
+      zulip_merge_base: "0.1.0",
       push_notifications_enabled: false,
       is_incompatible: false,
       email_auth_enabled: true,

@@ -6,6 +6,7 @@ import {
   createOtherRealm,
   loadCast,
   startTestServer,
+  channelIds,
 } from "./support/server";
 import { zulipResponseSchema } from "./support/zulip-schema";
 
@@ -25,8 +26,7 @@ const WHO = ["desdemona", "iago", "prospero", "hamlet", "othello", "cordelia", "
 beforeAll(async () => {
   server = await startTestServer();
   cast = await loadCast(server, [...WHO, "hamlet-bot"]);
-  const rows = await server.db.prisma.channel.findMany();
-  channels = Object.fromEntries(rows.map((c) => [c.name, c.id]));
+  channels = await channelIds(server);
   const groupRows = await server.db.prisma.userGroup.findMany({ where: { name: { not: null } } });
   groups = Object.fromEntries(groupRows.map((g) => [g.name ?? "", g.id]));
   ({ outsider } = await createOtherRealm(server));

@@ -1,5 +1,5 @@
 import { doSetUserActive } from "../src/actions/accounts";
-import { createAccount } from "../src/db/seed";
+import { createAccount } from "../src/actions/accounts";
 import { type Person, type TestServer, createOtherRealm, startTestServer } from "./support/server";
 import { zulipResponseSchema } from "./support/zulip-schema";
 

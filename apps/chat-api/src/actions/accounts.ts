@@ -1,29 +1,108 @@
-import { Role, generateApiKey } from "../db/seed";
+import { randomInt } from "node:crypto";
 import { sendEvent } from "../events/queue";
 import type { CacheChange } from "../lib/cache-bus";
 import type { Services } from "../services";
 import type { Prisma } from "../gen/prisma/client";
+import { Role } from "../lib/roles";
+import { GROUP_OF_ROLE } from "./realm-creation";
 
 type Deps = Pick<Services, "db" | "bus">;
 
-/** Runs `write` in one transaction that also announces `change`; then drops this replica's cached rows. */
-async function changeAndAnnounce(
-  { db, bus }: Deps,
-  change: CacheChange,
-  write: (tx: Prisma.TransactionClient) => Promise<unknown>,
-): Promise<void> {
-  await db.prisma.$transaction(async (tx) => {
-    await write(tx);
-    await bus.announce(tx, change);
-  });
-  bus.apply(change);
+/** Zulip's bot types. */
+export const BotType = {
+  GENERIC: 1,
+  INCOMING_WEBHOOK: 2,
+  OUTGOING_WEBHOOK: 3,
+  EMBEDDED: 4,
+} as const;
+
+const ALPHANUMERICS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+/** A fresh API key: 32 random alphanumerics (crypto-strength, no modulo bias). */
+export function generateApiKey(): string {
+  return Array.from({ length: 32 }, () => ALPHANUMERICS[randomInt(ALPHANUMERICS.length)]).join("");
 }
 
-/** Deactivates (or reactivates) a user or bot; its API key stops (or starts) working on every replica at once. */
+/** A new user or bot. */
+export interface NewAccount {
+  realmId: number;
+  email: string;
+  fullName: string;
+  /** A role of {@link Role}; bots are members. */
+  role?: number;
+  bot?: { ownerId: number | null; system?: boolean; type?: number };
+}
+
+/**
+ * Creates a user or generic bot with a fresh API key and puts it in the system
+ * group of its role, inside transaction `tx`; returns its id and key.
+ */
+export async function createAccount(
+  tx: Prisma.TransactionClient,
+  account: NewAccount,
+): Promise<{ id: number; apiKey: string }> {
+  const role = account.bot === undefined ? (account.role ?? Role.MEMBER) : Role.MEMBER;
+  const apiKey = generateApiKey();
+  const user = await tx.user.create({
+    data: {
+      realm_id: account.realmId,
+      email: account.email,
+      delivery_email: account.email,
+      full_name: account.fullName,
+      role,
+      api_key: apiKey,
+      ...(account.bot === undefined
+        ? {}
+        : {
+            is_bot: true,
+            bot_type: account.bot.type ?? BotType.GENERIC,
+            bot_owner_id: account.bot.ownerId,
+            is_system_bot: account.bot.system ?? false,
+          }),
+    },
+  });
+  const group = await tx.userGroup.findFirstOrThrow({
+    where: { realm_id: account.realmId, name: GROUP_OF_ROLE[role] ?? "role:everyone" },
+  });
+  await tx.userGroupMember.create({ data: { group_id: group.id, user_id: user.id } });
+  return { id: user.id, apiKey };
+}
+
+/**
+ * Runs `write` in one transaction that also announces the changes it returns;
+ * then drops this replica's cached rows.
+ */
+async function changeAndAnnounce(
+  { db, bus }: Deps,
+  write: (tx: Prisma.TransactionClient) => Promise<CacheChange[]>,
+): Promise<void> {
+  const changes = await db.prisma.$transaction(async (tx) => {
+    const made = await write(tx);
+    for (const change of made) await bus.announce(tx, change);
+    return made;
+  });
+  for (const change of changes) bus.apply(change);
+}
+
+/**
+ * Deactivates (or reactivates) a user or bot; its API key stops (or starts)
+ * working on every replica at once. A deactivated user's active bots are
+ * deactivated with it, as Zulip does (reactivating the user leaves them off).
+ */
 export async function doSetUserActive(deps: Deps, userId: number, active: boolean): Promise<void> {
-  await changeAndAnnounce(deps, { user: userId }, (tx) =>
-    tx.user.update({ where: { id: userId }, data: { is_active: active } }),
-  );
+  await changeAndAnnounce(deps, async (tx) => {
+    await tx.user.update({ where: { id: userId }, data: { is_active: active } });
+    if (active) return [{ user: userId }];
+    const bots = await tx.user.findMany({
+      where: { bot_owner_id: userId, is_bot: true, is_active: true },
+      select: { id: true },
+    });
+    await tx.user.updateMany({
+      where: { id: { in: bots.map((b) => b.id) } },
+      data: { is_active: false },
+    });
+    return [{ user: userId }, ...bots.map((b) => ({ user: b.id }))];
+  });
 }
 
 /** Deactivates (or reactivates) a realm; its users' keys stop (or start) working on every replica at once. */
@@ -32,17 +111,18 @@ export async function doSetRealmActive(
   realmId: number,
   active: boolean,
 ): Promise<void> {
-  await changeAndAnnounce(deps, { realm: realmId }, (tx) =>
-    tx.realm.update({ where: { id: realmId }, data: { deactivated: !active } }),
-  );
+  await changeAndAnnounce(deps, async (tx) => {
+    await tx.realm.update({ where: { id: realmId }, data: { deactivated: !active } });
+    return [{ realm: realmId }];
+  });
 }
 
 /** Gives a user a new API key; the old one stops working on every replica at once. Returns the new key. */
 export async function doRegenerateApiKey(deps: Deps, userId: number): Promise<string> {
   const apiKey = generateApiKey();
-  await changeAndAnnounce(deps, { user: userId }, async (tx) => {
+  await changeAndAnnounce(deps, async (tx) => {
     const user = await tx.user.update({ where: { id: userId }, data: { api_key: apiKey } });
-    if (!user.is_bot) return;
+    if (!user.is_bot) return [{ user: userId }];
     // Zulip tells the bot's owner and the realm's administrators (who see every bot).
     const admins = await tx.user.findMany({
       where: { realm_id: user.realm_id, is_active: true, role: { lte: Role.ADMINISTRATOR } },
@@ -55,6 +135,7 @@ export async function doRegenerateApiKey(deps: Deps, userId: number): Promise<st
       op: "update",
       bot: { user_id: user.id, api_key: apiKey },
     });
+    return [{ user: userId }];
   });
   return apiKey;
 }

@@ -1,6 +1,6 @@
 import { InsufficientPermissionError, JsonableError } from "@repo/envelope";
 import type { PrismaClient } from "../gen/prisma/client";
-import { BotType, createAccount } from "../db/seed";
+import { BotType, createAccount } from "./accounts";
 import type { AuthedUser } from "../lib/auth";
 import { codePoints } from "../lib/params";
 import { hasRealmPermission } from "./user-groups";

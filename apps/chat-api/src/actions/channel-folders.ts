@@ -1,6 +1,6 @@
 import { JsonableError } from "@repo/envelope";
 import type { ChannelFolder, PrismaClient } from "../gen/prisma/client";
-import { renderPlainText } from "../db/seed";
+import { renderPlainText } from "../lib/render";
 import { codePoints } from "../lib/params";
 import { isUniqueViolation } from "./realm-config";
 

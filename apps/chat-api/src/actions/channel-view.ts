@@ -1,5 +1,5 @@
 import type { Channel, Prisma, Subscription } from "../gen/prisma/client";
-import { systemGroupIds } from "../db/seed";
+import { systemGroupIds } from "./realm-creation";
 import { type GroupSettingValue, readGroupSettings } from "../lib/group-setting";
 import { CHANNEL_GROUP_SETTINGS, type ChannelGroupSetting } from "./channel-settings";
 

@@ -14,7 +14,7 @@ type Visibility = Pick<Channel, "realm_id" | "is_web_public" | "invite_only">;
  * channel of their realm, members every public one, everyone the channels they
  * are subscribed to and web-public ones. `subscribed` is asked only when it matters.
  */
-async function canSee(
+export async function canSee(
   user: AuthedUser,
   channel: Visibility,
   subscribed: () => Promise<boolean>,

@@ -6,7 +6,8 @@ import {
   OrganizationOwnerRequiredError,
 } from "@repo/envelope";
 import type { Prisma, PrismaClient, TopicsPolicy } from "../gen/prisma/client";
-import { defaultChannelGroups, renderPlainText, systemGroupIds } from "../db/seed";
+import { renderPlainText } from "../lib/render";
+import { defaultChannelGroups, systemGroupIds } from "./realm-creation";
 import type { AuthedUser } from "../lib/auth";
 import { isAdministrator, isGuest, isOwner } from "../lib/roles";
 import { type GroupSettingValue, storeGroupSetting } from "../lib/group-setting";

@@ -1,5 +1,6 @@
 import { MAX_TOPIC_LENGTH } from "./channel-settings";
-import { JsonableError } from "@repo/envelope";
+import { JsonableError, ResourceNotFoundError } from "@repo/envelope";
+import { checkCap } from "./caps";
 import { z } from "zod";
 import type { Draft, DraftType, Prisma, PrismaClient } from "../gen/prisma/client";
 import type { Database } from "../db/database";
@@ -13,7 +14,7 @@ import { checkChannelVisible } from "./channels";
 export const draftSchema = z
   .object({
     type: z.enum(["", "stream", "private"]),
-    to: z.array(z.int()),
+    to: z.array(z.int32()),
     topic: z.string().refine((t) => !t.includes("\u0000"), "Topic must not contain null bytes"),
     content: z.string().refine((c) => !c.includes("\u0000"), "Message must not contain null bytes"),
     timestamp: z.number().optional(),
@@ -100,12 +101,14 @@ export async function doCreateDrafts(
   db: Pick<Database, "prisma" | "sql">,
   user: AuthedUser,
   drafts: readonly DraftInput[],
+  cap: number,
 ): Promise<number[]> {
   const { prisma } = db;
   await checkDraftSync(prisma, user.id);
   const rows: Awaited<ReturnType<typeof validDraft>>[] = [];
   for (const draft of drafts) rows.push(await validDraft(db, user, draft));
   return prisma.$transaction(async (tx) => {
+    checkCap(await tx.draft.count({ where: { user_id: user.id } }), rows.length, cap, "drafts");
     const created: Draft[] = [];
     for (const row of rows)
       created.push(await tx.draft.create({ data: { ...row, user_id: user.id } }));
@@ -114,7 +117,7 @@ export async function doCreateDrafts(
   });
 }
 
-const draftMissing = () => new JsonableError("Draft does not exist", "BAD_REQUEST", 404);
+const draftMissing = () => new ResourceNotFoundError("Draft does not exist");
 
 async function ownDraft(prisma: Prisma.TransactionClient, userId: number, draftId: number) {
   const draft = await prisma.draft.findFirst({ where: { id: draftId, user_id: userId } });

@@ -102,13 +102,24 @@ function invitationFailed(
   msg: string,
   errors: [string, string, boolean][],
   sent: boolean,
+  dailyLimitReached = false,
 ): JsonableError {
   return new JsonableError(msg, ErrorCode.INVITATION_FAILED, 400, {
     errors,
     sent_invitations: sent,
     license_limit_reached: false,
-    daily_limit_reached: false,
+    daily_limit_reached: dailyLimitReached,
   });
+}
+
+/** Zulip's answer when an invitation would pass the realm's daily limit: nothing is sent. */
+function dailyLimitReached(): JsonableError {
+  return invitationFailed(
+    "To protect users, Zulip limits the number of invitations you can send in one day. Because you have reached the limit, no invitations were sent.",
+    [],
+    false,
+    true,
+  );
 }
 
 /**
@@ -122,7 +133,14 @@ export async function doInviteUsers(
   prisma: PrismaClient,
   logger: Logger,
   user: AuthedUser,
-  request: { emails: string; terms: InviteTerms; notifyReferrerOnJoin: boolean; realmUrl: string },
+  request: {
+    emails: string;
+    terms: InviteTerms;
+    notifyReferrerOnJoin: boolean;
+    realmUrl: string;
+    /** Invitations the realm may send in 24 hours (Zulip's `max_invites`). */
+    maxPerDay: number;
+  },
 ): Promise<void> {
   if (!(await hasRealmPermission(prisma, user.realm_id, "can_invite_users_group_id", user.id)))
     throw new InsufficientPermissionError();
@@ -137,6 +155,8 @@ export async function doInviteUsers(
   ];
   if (addresses.length === 0)
     throw new JsonableError("You must specify at least one email address.");
+  // More addresses than a whole day allows: refused before any is looked at.
+  if (addresses.length > request.maxPerDay) throw dailyLimitReached();
   await checkTerms(prisma, user, request.terms);
   const invalid = addresses.filter((a) => !email.safeParse(a).success);
   if (invalid.length > 0) {
@@ -167,6 +187,13 @@ export async function doInviteUsers(
     throw invitationFailed("We weren't able to invite anyone.", skipped, false);
   const keys: string[] = [];
   await prisma.$transaction(async (tx) => {
+    // One batch at a time per realm, so that two cannot both pass the count (NO KEY
+    // UPDATE: rows that merely reference the realm, such as new messages, do not wait).
+    await tx.$queryRaw`SELECT id FROM realms WHERE id = ${user.realm_id} FOR NO KEY UPDATE`;
+    const sentToday = await tx.invitation.count({
+      where: { realm_id: user.realm_id, date_created: { gte: new Date(Date.now() - 86_400_000) } },
+    });
+    if (sentToday + toInvite.length > request.maxPerDay) throw dailyLimitReached();
     for (const address of toInvite) {
       const key = confirmationKey();
       keys.push(key);

@@ -1,12 +1,14 @@
 import { JsonableError } from "@repo/envelope";
 import type { Channel, Message, Prisma, PrismaClient } from "../gen/prisma/client";
-import { renderPlainText } from "../db/seed";
+import { renderPlainText } from "../lib/render";
 import { sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
 import { codePoints } from "../lib/params";
 import { isGuest } from "../lib/roles";
 import { MAX_TOPIC_LENGTH } from "./channel-settings";
+import { canSee } from "./channels";
 import { isGroupMember } from "./user-groups";
+import { findUsers } from "./user-lookup";
 import { gravatarUrl } from "./user-view";
 
 /** `max_message_length`: longer content is cut, as Zulip does. */
@@ -190,18 +192,26 @@ async function channelToPostTo(
   let channel: Channel | null;
   if (typeof to === "number") {
     channel = await prisma.channel.findFirst({ where: { id: to, realm_id: user.realm_id } });
-    if (channel === null) throw new JsonableError(`Channel with ID '${to}' does not exist`);
   } else {
     const rows = await prisma.$queryRaw<{ id: number }[]>`
       SELECT id FROM channels WHERE realm_id = ${user.realm_id} AND lower(name) = lower(${to})`;
     const id = rows[0]?.id;
     channel = id === undefined ? null : await prisma.channel.findUnique({ where: { id } });
-    if (channel === null) throw new JsonableError(`Channel '${to}' does not exist`);
   }
-  const subscription = await prisma.subscription.findUnique({
-    where: { user_id_channel_id: { user_id: user.id, channel_id: channel.id } },
-  });
+  const subscription =
+    channel === null
+      ? null
+      : await prisma.subscription.findUnique({
+          where: { user_id_channel_id: { user_id: user.id, channel_id: channel.id } },
+        });
   const subscribed = subscription?.active === true;
+  // A channel the sender may not see is answered as one that does not exist.
+  if (channel === null || !(await canSee(user, channel, () => Promise.resolve(subscribed))))
+    throw new JsonableError(
+      typeof to === "number"
+        ? `Channel with ID '${String(to)}' does not exist`
+        : `Channel '${to}' does not exist`,
+    );
   const reachable =
     subscribed || channel.is_web_public || (!channel.invite_only && !isGuest(user.role));
   if (channel.is_archived || !reachable)
@@ -230,26 +240,17 @@ export async function doSendMessage(
   const content = checkContent(outgoing.content);
   if (outgoing.kind === "direct") {
     if (outgoing.to.length === 0) throw new JsonableError("Message must have recipients");
-    const ids: number[] = [];
-    for (const recipient of outgoing.to) {
-      const found = await prisma.user.findFirst({
-        where: {
-          realm_id: user.realm_id,
-          ...(typeof recipient === "number"
-            ? { id: recipient }
-            : { email: { equals: recipient, mode: "insensitive" } }),
-        },
-      });
-      if (found === null) {
-        throw new JsonableError(
-          typeof recipient === "number"
-            ? `Invalid user ID ${recipient}`
-            : `Invalid email '${recipient}'`,
-        );
-      }
-      if (!found.is_active) throw new JsonableError(`'${found.email}' is no longer using Zulip.`);
-      ids.push(found.id);
-    }
+    const found = await findUsers(prisma, user.realm_id, outgoing.to, (recipient) => {
+      throw new JsonableError(
+        typeof recipient === "number"
+          ? `Invalid user ID ${String(recipient)}`
+          : `Invalid email '${recipient}'`,
+      );
+    });
+    const inactive = found.find((recipient) => !recipient.is_active);
+    if (inactive !== undefined)
+      throw new JsonableError(`'${inactive.email}' is no longer using Zulip.`);
+    const ids = found.map((recipient) => recipient.id);
     return prisma.$transaction((tx) =>
       insertMessage(tx, user, { kind: "direct", userIds: ids }, content),
     );

@@ -7,6 +7,8 @@ import { hasRealmPermission } from "./user-groups";
 
 /** Presence older than this is not reported (Zulip's default history). */
 export const PRESENCE_HISTORY_DAYS = 14;
+/** The longest history a presence query may ask for: 1,000,000 days stays within what a date holds. */
+export const MAX_HISTORY_DAYS = 1_000_000;
 
 /** A client silent for this long counts as offline; coming back is a change others hear of. */
 const OFFLINE_THRESHOLD_MS = 140_000;
@@ -48,6 +50,7 @@ export async function doUpdatePresence(
   prisma: PrismaClient,
   user: AuthedUser,
   status: "active" | "idle",
+  limitToAccessible: boolean,
 ): Promise<void> {
   await prisma.$transaction(async (tx) => {
     const now = new Date();
@@ -72,7 +75,10 @@ export async function doUpdatePresence(
       presenceStatus(before) !== status ||
       now.getTime() - before.last_connected_time.getTime() > OFFLINE_THRESHOLD_MS;
     if (!changed) return;
-    await sendEvent(tx, await realmAudience(tx, user.realm_id), {
+    const audience = limitToAccessible
+      ? await presenceAudience(tx, user)
+      : await realmAudience(tx, user.realm_id);
+    await sendEvent(tx, audience, {
       type: "presence",
       user_id: user.id,
       email: user.email,
@@ -80,6 +86,34 @@ export async function doUpdatePresence(
       presence: { website: legacyPresence(after).website },
     });
   });
+}
+
+/**
+ * Who may see `subject`'s presence when access is limited (the same rule as
+ * {@link realmPresences}, from the other side): the realm's active users in
+ * its `can_access_all_users_group` (at any depth), those sharing a channel
+ * with the subject, and the subject.
+ */
+async function presenceAudience(
+  tx: Prisma.TransactionClient,
+  subject: AuthedUser,
+): Promise<number[]> {
+  const rows = await tx.$queryRaw<{ id: number }[]>`
+    WITH RECURSIVE groups(id) AS (
+      SELECT can_access_all_users_group_id FROM realms WHERE id = ${subject.realm_id}
+      UNION
+      SELECT s.subgroup_id FROM user_group_subgroups s JOIN groups g ON s.supergroup_id = g.id
+    )
+    SELECT u.id FROM users u
+    WHERE u.realm_id = ${subject.realm_id} AND u.is_active AND (
+      u.id = ${subject.id}
+      OR EXISTS (SELECT 1 FROM user_group_members m JOIN groups g ON g.id = m.group_id
+                 WHERE m.user_id = u.id)
+      OR EXISTS (SELECT 1 FROM subscriptions mine
+                 JOIN subscriptions other ON other.channel_id = mine.channel_id AND other.active
+                 WHERE mine.user_id = ${subject.id} AND mine.active AND other.user_id = u.id)
+    )`;
+  return rows.map((row) => row.id);
 }
 
 /** Which presence rows a viewer gets. */

@@ -1,6 +1,7 @@
-import { JsonableError } from "@repo/envelope";
+import { JsonableError, ResourceNotFoundError } from "@repo/envelope";
+import { checkCap } from "./caps";
 import type { Prisma, PrismaClient, Reminder } from "../gen/prisma/client";
-import { renderPlainText } from "../db/seed";
+import { renderPlainText } from "../lib/render";
 import { sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
 import { codePoints } from "../lib/params";
@@ -55,6 +56,7 @@ export async function doCreateReminder(
   messageId: number,
   deliverAt: number,
   note: string | undefined,
+  cap: number,
 ): Promise<number> {
   if (note !== undefined && codePoints(note) > MAX_REMINDER_NOTE_LENGTH)
     throw new JsonableError(`Maximum reminder note length: ${MAX_REMINDER_NOTE_LENGTH} characters`);
@@ -66,6 +68,8 @@ export async function doCreateReminder(
   if (!(when.getTime() > Date.now()))
     throw new JsonableError("Scheduled delivery time must be in the future.");
   return prisma.$transaction(async (tx) => {
+    const held = await tx.reminder.count({ where: { user_id: user.id, delivered: false } });
+    checkCap(held, 1, cap, "reminders");
     const reminder = await tx.reminder.create({
       data: {
         realm_id: user.realm_id,
@@ -105,7 +109,7 @@ export async function doDeleteReminder(
       SELECT id FROM reminders
       WHERE id = ${reminderId} AND user_id = ${user.id} AND NOT delivered
       FOR UPDATE`;
-    if (rows.length === 0) throw new JsonableError("Reminder does not exist", "BAD_REQUEST", 404);
+    if (rows.length === 0) throw new ResourceNotFoundError("Reminder does not exist");
     await tx.reminder.delete({ where: { id: reminderId } });
     await sendEvent(tx, [user.id], { type: "reminders", op: "remove", reminder_id: reminderId });
   });

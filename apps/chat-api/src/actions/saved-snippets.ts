@@ -1,4 +1,5 @@
-import { JsonableError } from "@repo/envelope";
+import { JsonableError, ResourceNotFoundError } from "@repo/envelope";
+import { checkCap } from "./caps";
 import type { Prisma, PrismaClient, SavedSnippet } from "../gen/prisma/client";
 import { sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
@@ -39,10 +40,13 @@ export async function doCreateSavedSnippet(
   user: AuthedUser,
   title: string,
   content: string,
+  cap: number,
 ): Promise<number> {
   checkField("title", title, MAX_SNIPPET_TITLE_LENGTH);
   checkField("content", content, MAX_SNIPPET_CONTENT_LENGTH);
   return prisma.$transaction(async (tx) => {
+    const held = await tx.savedSnippet.count({ where: { user_id: user.id } });
+    checkCap(held, 1, cap, "saved snippets");
     const snippet = await tx.savedSnippet.create({
       data: { realm_id: user.realm_id, user_id: user.id, title, content },
     });
@@ -57,8 +61,7 @@ export async function doCreateSavedSnippet(
 
 async function ownSnippet(tx: Prisma.TransactionClient, userId: number, id: number) {
   const snippet = await tx.savedSnippet.findFirst({ where: { id, user_id: userId } });
-  if (snippet === null)
-    throw new JsonableError("Saved snippet does not exist.", "BAD_REQUEST", 404);
+  if (snippet === null) throw new ResourceNotFoundError("Saved snippet does not exist.");
   return snippet;
 }
 

@@ -4,6 +4,7 @@ import type { AuthedUser } from "../lib/auth";
 import { isAdministrator, isGuest } from "../lib/roles";
 import { type NewChannel, checkChannelName, createChannel } from "./create-channel";
 import { isGroupMember } from "./user-groups";
+import { findUsers } from "./user-lookup";
 
 /** What POST /users/me/subscriptions asks for, parsed. */
 export interface SubscribeRequest {
@@ -93,22 +94,11 @@ async function resolvePrincipals(
   principals: readonly (number | string)[] | undefined,
 ): Promise<number[]> {
   if (principals === undefined) return [user.id];
-  const ids: number[] = [];
-  for (const principal of principals) {
-    const found = await tx.user.findFirst({
-      where: {
-        realm_id: user.realm_id,
-        is_active: true,
-        ...(typeof principal === "number"
-          ? { id: principal }
-          : { email: { equals: principal, mode: "insensitive" } }),
-      },
-      select: { id: true },
-    });
-    if (found === null) throw new JsonableError("No such user");
-    if (!ids.includes(found.id)) ids.push(found.id);
-  }
-  return ids;
+  const found = await findUsers(tx, user.realm_id, principals, () => {
+    throw new JsonableError("No such user");
+  });
+  if (found.some((target) => !target.is_active)) throw new JsonableError("No such user");
+  return found.map((target) => target.id);
 }
 
 async function findByName(

@@ -3,7 +3,7 @@ import { realmAudience, sendEvent } from "../events/queue";
 import type { Prisma, PrismaClient, UserGroup } from "../gen/prisma/client";
 import type { SqlSession } from "../db/sql";
 import { GROUP_MEMBERSHIP } from "../db/statements";
-import { systemGroupIds } from "../db/seed";
+import { systemGroupIds } from "./realm-creation";
 import { type GroupSettingValue, readGroupSettings, storeGroupSetting } from "../lib/group-setting";
 
 /**

@@ -9,7 +9,9 @@ import pino from "pino";
 import { doSetRealmActive, doSetUserActive } from "../actions/accounts";
 import { openDatabase } from "../db/open";
 import { migrate } from "../db/migrate";
-import { Role, createAccount, createRealm } from "../db/seed";
+import { createAccount } from "../actions/accounts";
+import { createRealm } from "../actions/realm-creation";
+import { Role } from "../lib/roles";
 import type { Database } from "../db/database";
 import { CacheBus } from "../lib/cache-bus";
 import { isProduction, loadConfig } from "../lib/config";
@@ -43,6 +45,14 @@ function required(values: Record<string, string | boolean | undefined>, name: st
   const value = values[name];
   if (typeof value !== "string" || value.trim() === "")
     throw new UsageError(`--${name} is required`);
+  return value.trim();
+}
+
+/** `--realm SUB`: a subdomain, or `--realm ""` for the root realm (the demo realm is one). */
+function realmArg(values: Record<string, string | boolean | undefined>): string {
+  const value = values.realm;
+  if (typeof value !== "string")
+    throw new UsageError('--realm is required (--realm "" for the root realm)');
   return value.trim();
 }
 
@@ -115,7 +125,7 @@ const commands: Record<string, Command> = {
       role: { type: "string" },
     },
     async run(db, values) {
-      const realm = await realmId(db, required(values, "realm"));
+      const realm = await realmId(db, realmArg(values));
       const email = validEmail(required(values, "email"));
       const roleName = typeof values.role === "string" ? values.role : "member";
       const role = ROLES[roleName];
@@ -138,7 +148,7 @@ const commands: Record<string, Command> = {
       owner: { type: "string" },
     },
     async run(db, values) {
-      const subdomain = required(values, "realm");
+      const subdomain = realmArg(values);
       const realm = await realmId(db, subdomain);
       const email = validEmail(required(values, "email"));
       const owner = await userId(db, subdomain, required(values, "owner"));
@@ -172,7 +182,7 @@ const commands: Record<string, Command> = {
     summary: "Print a user's or bot's API key",
     options: { ...realmOption, email: { type: "string" } },
     async run(db, values) {
-      const id = await userId(db, required(values, "realm"), required(values, "email"));
+      const id = await userId(db, realmArg(values), required(values, "email"));
       const user = await db.prisma.user.findUniqueOrThrow({ where: { id } });
       return user.api_key;
     },
@@ -196,7 +206,7 @@ const commands: Record<string, Command> = {
     summary: "List a realm's users and bots: id, email, name, role, kind, state",
     options: realmOption,
     async run(db, values) {
-      const realm = await realmId(db, required(values, "realm"));
+      const realm = await realmId(db, realmArg(values));
       const users = await db.prisma.user.findMany({
         where: { realm_id: realm },
         orderBy: { id: "asc" },
@@ -233,7 +243,7 @@ async function setActive(
     await doSetRealmActive({ db, bus }, await realmId(db, target), active);
     return `${verb} realm "${target}"`;
   }
-  await doSetUserActive({ db, bus }, await userId(db, required(values, "realm"), target), active);
+  await doSetUserActive({ db, bus }, await userId(db, realmArg(values), target), active);
   return `${verb} ${target}`;
 }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { ErrorCode, JsonableError } from "@repo/envelope";
+import { BadEventQueueIdError, JsonableError } from "@repo/envelope";
 import type { SqlSession } from "../db/sql";
 import { SEND_EVENT } from "../db/statements";
 import type { Prisma, PrismaClient } from "../gen/prisma/client";
@@ -43,9 +43,7 @@ export async function realmAudience(
 
 /** `BAD_EVENT_QUEUE_ID` for `queueId` (unknown, another user's, deleted or collected). */
 export function badQueue(queueId: string): JsonableError {
-  return new JsonableError(`Bad event queue ID: ${queueId}`, ErrorCode.BAD_EVENT_QUEUE_ID, 400, {
-    queue_id: queueId,
-  });
+  return new BadEventQueueIdError(queueId);
 }
 
 /** Options of a new queue (what POST /register asked for). */
@@ -53,24 +51,43 @@ export interface NewQueue {
   /** Event types to receive; undefined = all. */
   eventTypes: readonly string[] | undefined;
   options: Prisma.InputJsonObject;
+  /**
+   * Most queues the user may hold: past it, the ones polled longest ago are
+   * deleted to make room (their next poll gets BAD_EVENT_QUEUE_ID and the
+   * client registers again, as after Zulip's garbage collection).
+   */
+  maxPerUser: number;
 }
 
-/** Creates an event queue for `user`; returns its id. */
+/** Creates an event queue for `user` (collecting its oldest past the cap); returns its id. */
 export async function createQueue(
   prisma: PrismaClient,
   user: { id: number; realm_id: number },
   queue: NewQueue,
 ): Promise<string> {
   const id = randomUUID();
-  await prisma.eventQueue.create({
-    data: {
-      id,
-      user_id: user.id,
-      realm_id: user.realm_id,
-      event_types: [...(queue.eventTypes ?? [])],
-      all_event_types: queue.eventTypes === undefined,
-      options: queue.options,
-    },
+  await prisma.$transaction(async (tx) => {
+    // One registration at a time per user, so that concurrent ones cannot pass the cap
+    // (NO KEY UPDATE: rows that merely reference the user, such as new messages, do not wait).
+    await tx.$queryRaw`SELECT id FROM users WHERE id = ${user.id} FOR NO KEY UPDATE`;
+    const excess = await tx.eventQueue.findMany({
+      where: { user_id: user.id },
+      orderBy: [{ last_poll_time: "desc" }, { date_created: "desc" }],
+      skip: queue.maxPerUser - 1,
+      select: { id: true },
+    });
+    if (excess.length > 0)
+      await tx.eventQueue.deleteMany({ where: { id: { in: excess.map((q) => q.id) } } });
+    await tx.eventQueue.create({
+      data: {
+        id,
+        user_id: user.id,
+        realm_id: user.realm_id,
+        event_types: [...(queue.eventTypes ?? [])],
+        all_event_types: queue.eventTypes === undefined,
+        options: queue.options,
+      },
+    });
   });
   return id;
 }

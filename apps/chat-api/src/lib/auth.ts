@@ -67,7 +67,8 @@ export class AuthCache implements Invalidatable {
       where: { api_key: apiKey },
       include: { realm: { select: { deactivated: true } } },
     });
-    if (row === null) return undefined;
+    // System bots (the notification bot) act only inside the server: their keys open nothing.
+    if (row === null || row.is_system_bot) return undefined;
     const user: AuthedUser = {
       id: row.id,
       realm_id: row.realm_id,

@@ -105,6 +105,12 @@ const schema = z.object({
   CHAT_HEADERS_TIMEOUT_SECONDS: z.coerce.number().positive().default(10),
   /** A whole request (body included) must arrive within this time. */
   CHAT_REQUEST_TIMEOUT_SECONDS: z.coerce.number().positive().default(30),
+  /** Most drafts, saved snippets, pending reminders and devices one user may keep (each). */
+  CHAT_MAX_OBJECTS_PER_USER: z.coerce.number().int().min(1).max(1_000_000).default(1000),
+  /** Invitations one realm may send in 24 hours (Zulip's `max_invites`); more is INVITATION_FAILED. */
+  CHAT_MAX_INVITES_PER_DAY: z.coerce.number().int().min(1).max(1_000_000).default(100),
+  /** Most event queues one user may hold; registering past it collects the least recently polled. */
+  CHAT_MAX_QUEUES_PER_USER: z.coerce.number().int().min(1).max(10_000).default(50),
   /** Most long-polls (GET /events) one user may hold open on one replica. */
   CHAT_MAX_POLLS_PER_USER: z.coerce.number().int().min(1).default(20),
   /** On SIGTERM, how long in-flight requests may run before connections are cut. */

@@ -7,8 +7,8 @@ import { json } from "./params";
 export type GroupSettingValue = number | { direct_members: number[]; direct_subgroups: number[] };
 
 const valueSchema = z.union([
-  z.int(),
-  z.object({ direct_members: z.array(z.int()), direct_subgroups: z.array(z.int()) }).strict(),
+  z.int32(),
+  z.object({ direct_members: z.array(z.int32()), direct_subgroups: z.array(z.int32()) }).strict(),
 ]);
 
 /** A group-setting parameter (JSON: an integer, or `{direct_members, direct_subgroups}`). */

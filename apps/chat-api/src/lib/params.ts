@@ -4,7 +4,7 @@ import { z } from "zod";
 /** What a parameter's JSON Schema looks like in the OpenAPI document. */
 export type JsonSchema = Record<string, unknown>;
 
-const INT32_MAX = 2_147_483_647;
+export const INT32_MAX = 2_147_483_647;
 const INT32_MIN = -2_147_483_648;
 
 /** `NAME["key"][3]`: how Zulip names a value inside a JSON parameter. */

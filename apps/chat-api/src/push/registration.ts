@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { ErrorCode, JsonableError, RequestVariableMissingError } from "@repo/envelope";
 import type { Logger } from "pino";
 import type { PrismaClient, PushTokenKind } from "../gen/prisma/client";
+import { checkCap } from "../actions/caps";
 import type { AuthedUser } from "../lib/auth";
 import { type Bouncer, BouncerError, bouncerUnavailable } from "./bouncer";
 
@@ -188,9 +189,16 @@ async function forgetLegacyAtBouncer(
 }
 
 /** POST /register_client_device: a new device record of the caller; returns its id. */
-export async function doRegisterDevice(prisma: PrismaClient, user: AuthedUser): Promise<number> {
-  const device = await prisma.device.create({ data: { user_id: user.id } });
-  return device.id;
+export async function doRegisterDevice(
+  prisma: PrismaClient,
+  user: AuthedUser,
+  cap: number,
+): Promise<number> {
+  return prisma.$transaction(async (tx) => {
+    checkCap(await tx.device.count({ where: { user_id: user.id } }), 1, cap, "devices");
+    const device = await tx.device.create({ data: { user_id: user.id } });
+    return device.id;
+  });
 }
 
 /** POST /remove_client_device: removes one of the caller's devices with its push registration. */

@@ -56,7 +56,7 @@ export function botRoutes(api: Api, services: Services): void {
     },
     async ({ realm, user, path }) => {
       const bot = await services.db.prisma.user.findFirst({
-        where: { id: path.bot_id, realm_id: realm.id, is_bot: true },
+        where: { id: path.bot_id, realm_id: realm.id, is_bot: true, is_system_bot: false },
       });
       if (bot === null) throw new JsonableError("No such bot");
       if (bot.bot_owner_id !== user.id && !isAdministrator(user.role))

@@ -83,7 +83,7 @@ export function channelRoutes(api: Api, { db, config }: Services): void {
       params: {
         name: str({ ownNulCheck: true }),
         description: str({ maxLength: MAX_CHANNEL_DESCRIPTION_LENGTH }).default(""),
-        subscribers: json(z.array(z.int())),
+        subscribers: json(z.array(z.int32())),
         ...channelOptionParams,
       },
     },
@@ -197,7 +197,7 @@ export function channelRoutes(api: Api, { db, config }: Services): void {
               .strict(),
           ),
         ),
-        principals: json(z.union([z.array(z.int()), z.array(z.string())])).optional(),
+        principals: json(z.union([z.array(z.int32()), z.array(z.string())])).optional(),
         authorization_errors_fatal: bool().default(true),
         ...channelOptionParams,
       },

@@ -17,7 +17,7 @@ import type { Api } from "../lib/typed-endpoint";
 import type { Services } from "../services";
 
 /** A user's drafts and saved snippets: private to them, synchronized to their clients by events. */
-export function draftRoutes(api: Api, { db }: Services): void {
+export function draftRoutes(api: Api, { db, config }: Services): void {
   api.user(
     "GET",
     "/drafts",
@@ -38,7 +38,9 @@ export function draftRoutes(api: Api, { db }: Services): void {
       tag: "drafts",
       params: { drafts: json(draftListSchema.max(100)).default([]) },
     },
-    async ({ user, params }) => ({ ids: await doCreateDrafts(db, user, params.drafts) }),
+    async ({ user, params }) => ({
+      ids: await doCreateDrafts(db, user, params.drafts, config.CHAT_MAX_OBJECTS_PER_USER),
+    }),
   );
 
   api.user(
@@ -89,7 +91,13 @@ export function draftRoutes(api: Api, { db }: Services): void {
       params: { title: str(), content: str() },
     },
     async ({ user, params }) => ({
-      saved_snippet_id: await doCreateSavedSnippet(db.prisma, user, params.title, params.content),
+      saved_snippet_id: await doCreateSavedSnippet(
+        db.prisma,
+        user,
+        params.title,
+        params.content,
+        config.CHAT_MAX_OBJECTS_PER_USER,
+      ),
     }),
   );
 

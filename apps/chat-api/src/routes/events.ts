@@ -1,23 +1,17 @@
-import { CHAT_FEATURE_LEVEL } from "@repo/feature-levels";
 import { z } from "zod";
 import {
   MAX_CHANNEL_DESCRIPTION_LENGTH,
   MAX_CHANNEL_NAME_LENGTH,
   MAX_TOPIC_LENGTH,
 } from "../actions/channel-settings";
-import { listDrafts } from "../actions/drafts";
-import { legacyPresence, realmPresences } from "../actions/presence";
-import { listLinkifiers, listProfileFields } from "../actions/realm-config";
-import { listSavedSnippets } from "../actions/saved-snippets";
-import { listUserGroups } from "../actions/user-groups";
+import { MAX_MESSAGE_LENGTH } from "../actions/messages";
+import { MAX_HISTORY_DAYS } from "../actions/presence";
+import { fetchInitialState } from "../events/initial-state";
 import { createQueue, deleteQueue, pollEvents } from "../events/queue";
 import { bool, int, json, str } from "../lib/params";
 import type { Api } from "../lib/typed-endpoint";
-import { CHAT_MERGE_BASE, CHAT_VERSION } from "../lib/version";
+import { VERSION_FIELDS } from "../lib/version";
 import type { Services } from "../services";
-
-/** `max_message_length` of this server (the contract's content limit). */
-const MAX_MESSAGE_LENGTH = 10_000;
 
 const eventTypes = z.array(z.string().max(100)).max(100);
 
@@ -42,7 +36,7 @@ export function eventRoutes(api: Api, { db, config, events }: Services): void {
         slim_presence: bool().default(false),
         include_subscribers: bool().default(false),
         all_public_streams: bool().default(false),
-        presence_history_limit_days: int({ min: 1 }).optional(),
+        presence_history_limit_days: int({ min: 1, max: MAX_HISTORY_DAYS }).optional(),
         client_capabilities: json(z.record(z.string(), z.unknown())).default({}),
         narrow: json(z.array(z.unknown())).default([]),
       },
@@ -50,6 +44,7 @@ export function eventRoutes(api: Api, { db, config, events }: Services): void {
     async ({ realm, user, params }) => {
       // The queue first: whatever changes after this point reaches it as events.
       const queueId = await createQueue(db.prisma, user, {
+        maxPerUser: config.CHAT_MAX_QUEUES_PER_USER,
         eventTypes: params.event_types,
         options: {
           apply_markdown: params.apply_markdown,
@@ -57,53 +52,16 @@ export function eventRoutes(api: Api, { db, config, events }: Services): void {
           slim_presence: params.slim_presence,
         },
       });
-      const wanted = params.fetch_event_types ?? params.event_types;
-      const wants = (type: string) => wanted === undefined || wanted.includes(type);
-      const state: Record<string, unknown> = {};
-      if (wants("custom_profile_fields"))
-        state.custom_profile_fields = await listProfileFields(db.prisma, realm.id);
-      if (wants("drafts")) {
-        const row = await db.prisma.user.findUniqueOrThrow({ where: { id: user.id } });
-        state.drafts = row.enable_drafts_synchronization
-          ? await listDrafts(db.prisma, user.id)
-          : [];
-      }
-      if (wants("presence")) {
-        const rows = await realmPresences(db, user, {
-          limitToAccessible: config.CHAT_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE,
-          ...(params.presence_history_limit_days === undefined
-            ? {}
-            : { historyDays: params.presence_history_limit_days }),
-        });
-        state.presences = Object.fromEntries(
-          rows.map((p) => [params.slim_presence ? String(p.user_id) : p.email, legacyPresence(p)]),
-        );
-        state.server_timestamp = Date.now() / 1000;
-      }
-      if (wants("realm_linkifiers"))
-        state.realm_linkifiers = await listLinkifiers(db.prisma, realm.id);
-      if (wants("realm_user_groups"))
-        state.realm_user_groups = await listUserGroups(db.prisma, realm.id, true);
-      if (wants("saved_snippets"))
-        state.saved_snippets = await listSavedSnippets(db.prisma, user.id);
-      if (wants("user_topic")) {
-        const topics = await db.prisma.userTopic.findMany({
-          where: { user_id: user.id },
-          orderBy: { id: "asc" },
-        });
-        state.user_topics = topics.map((t) => ({
-          stream_id: t.channel_id,
-          topic_name: t.topic_name,
-          last_updated: Math.floor(t.last_updated.getTime() / 1000),
-          visibility_policy: t.visibility_policy,
-        }));
-      }
+      const state = await fetchInitialState(db, realm, user, {
+        wanted: params.fetch_event_types ?? params.event_types,
+        slimPresence: params.slim_presence,
+        presenceHistoryDays: params.presence_history_limit_days,
+        limitPresenceToAccessible: config.CHAT_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE,
+      });
       return {
         queue_id: queueId,
         last_event_id: -1,
-        chat_feature_level: CHAT_FEATURE_LEVEL,
-        chat_version: CHAT_VERSION,
-        chat_merge_base: CHAT_MERGE_BASE,
+        ...VERSION_FIELDS,
         max_stream_name_length: MAX_CHANNEL_NAME_LENGTH,
         max_stream_description_length: MAX_CHANNEL_DESCRIPTION_LENGTH,
         max_topic_length: MAX_TOPIC_LENGTH,

@@ -16,12 +16,12 @@ import type { Services } from "../services";
 
 /** The terms both kinds of invitation take. */
 const termParams = {
-  invite_expires_in_minutes: json(z.int().nullable())
+  invite_expires_in_minutes: json(z.int32().nullable())
     .default(DEFAULT_INVITE_MINUTES)
     .describe("Minutes until it expires; null for never"),
   invite_as: int().default(Role.MEMBER),
-  stream_ids: json(z.array(z.int())).default([]),
-  group_ids: json(z.array(z.int())).default([]),
+  stream_ids: json(z.array(z.int32())).default([]),
+  group_ids: json(z.array(z.int32())).default([]),
   include_realm_default_subscriptions: bool().default(false),
 };
 
@@ -61,6 +61,7 @@ export function inviteRoutes(api: Api, { db, config, logger }: Services): void {
         terms: terms(params),
         notifyReferrerOnJoin: params.notify_referrer_on_join,
         realmUrl: realmUrl(config, realm),
+        maxPerDay: config.CHAT_MAX_INVITES_PER_DAY,
       });
       return {};
     },

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { doSendMessage } from "../actions/messages";
 import { doMarkAllAsRead, fetchMessages } from "../actions/read-messages";
 import { doCreateReminder, doDeleteReminder, listReminders } from "../actions/reminders";
-import { bool, int, json, oneOf, str } from "../lib/params";
+import { INT32_MAX, bool, int, json, oneOf, str } from "../lib/params";
 import type { Api } from "../lib/typed-endpoint";
 import type { Services } from "../services";
 
@@ -12,11 +12,11 @@ const narrowSchema = z.array(
     z
       .object({
         operator: z.string(),
-        operand: z.union([z.string(), z.int(), z.array(z.int())]),
+        operand: z.union([z.string(), z.int32(), z.array(z.int32())]),
         negated: z.boolean().optional(),
       })
       .strict(),
-    z.tuple([z.string(), z.union([z.string(), z.int()])]),
+    z.tuple([z.string(), z.union([z.string(), z.int32()])]),
   ]),
 );
 
@@ -29,15 +29,26 @@ function parseTo(text: string): unknown {
   }
 }
 
+/** An id given as digits: a number if it fits the id columns (int32), else undefined. */
+function idOf(digits: string): number | undefined {
+  const value = Number(digits);
+  return value <= INT32_MAX ? value : undefined;
+}
+
 /** `to` of a direct message: a JSON list of ids or emails, or comma-separated emails. */
 function directRecipients(raw: string): (number | string)[] {
+  if (raw.includes("\u0000")) throw new JsonableError("to must not contain null bytes");
   const trimmed = raw.trim();
   if (trimmed.startsWith("[")) {
-    const parsed = z.union([z.array(z.int()), z.array(z.string())]).safeParse(parseTo(trimmed));
+    const parsed = z.union([z.array(z.int32()), z.array(z.string())]).safeParse(parseTo(trimmed));
     if (!parsed.success) throw new JsonableError("Invalid user ID or email in 'to'");
     return parsed.data;
   }
-  if (/^\d+$/.test(trimmed)) return [Number(trimmed)];
+  if (/^\d+$/.test(trimmed)) {
+    const id = idOf(trimmed);
+    if (id === undefined) throw new JsonableError("Invalid user ID or email in 'to'");
+    return [id];
+  }
   return trimmed
     .split(",")
     .map((e) => e.trim())
@@ -46,10 +57,15 @@ function directRecipients(raw: string): (number | string)[] {
 
 /** `to` of a channel message: an id, a name, or a JSON list of one of them. */
 function channelRecipient(raw: string): number | string {
+  if (raw.includes("\u0000")) throw new JsonableError("to must not contain null bytes");
   const trimmed = raw.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  if (/^\d+$/.test(trimmed)) {
+    const id = idOf(trimmed);
+    if (id === undefined) throw new JsonableError("Invalid channel in 'to'");
+    return id;
+  }
   if (trimmed.startsWith("[")) {
-    const parsed = z.tuple([z.union([z.int(), z.string()])]).safeParse(parseTo(trimmed));
+    const parsed = z.tuple([z.union([z.int32(), z.string()])]).safeParse(parseTo(trimmed));
     if (!parsed.success) throw new JsonableError("Invalid channel in 'to'");
     return parsed.data[0];
   }
@@ -118,7 +134,7 @@ export function messageRoutes(api: Api, { db, config }: Services): void {
       const raw = params.use_first_unread_anchor ? "first_unread" : params.anchor;
       let anchor: "newest" | "oldest" | "first_unread" | number;
       if (raw === "newest" || raw === "oldest" || raw === "first_unread") anchor = raw;
-      else if (/^\d{1,10}$/.test(raw) && Number(raw) <= 2_147_483_647) anchor = Number(raw);
+      else if (/^\d{1,10}$/.test(raw) && Number(raw) <= INT32_MAX) anchor = Number(raw);
       else throw new JsonableError("Invalid anchor");
       return fetchMessages(db.prisma, user, {
         anchor,
@@ -168,6 +184,7 @@ export function messageRoutes(api: Api, { db, config }: Services): void {
         params.message_id,
         params.scheduled_delivery_timestamp,
         params.note,
+        config.CHAT_MAX_OBJECTS_PER_USER,
       ),
     }),
   );

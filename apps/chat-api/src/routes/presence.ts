@@ -1,5 +1,6 @@
 import {
   doUpdatePresence,
+  MAX_HISTORY_DAYS,
   lastPresenceUpdateId,
   legacyPresence,
   modernPresence,
@@ -27,11 +28,11 @@ export function presenceRoutes(api: Api, { db, config }: Services): void {
         new_user_input: bool().default(false),
         slim_presence: bool().default(false),
         last_update_id: int({ min: -1 }).optional(),
-        history_limit_days: int({ min: 1 }).optional(),
+        history_limit_days: int({ min: 1, max: MAX_HISTORY_DAYS }).optional(),
       },
     },
     async ({ user, params }) => {
-      await doUpdatePresence(db.prisma, user, params.status);
+      await doUpdatePresence(db.prisma, user, params.status, limitToAccessible);
       if (params.ping_only) return {};
       const lastUpdateId = params.last_update_id;
       const modern = lastUpdateId !== undefined;

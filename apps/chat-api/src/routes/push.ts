@@ -28,7 +28,9 @@ export function pushRoutes(api: Api, { db, config, logger }: Services): void {
       access: humans,
       params: {},
     },
-    async ({ user }) => ({ device_id: await doRegisterDevice(db.prisma, user) }),
+    async ({ user }) => ({
+      device_id: await doRegisterDevice(db.prisma, user, config.CHAT_MAX_OBJECTS_PER_USER),
+    }),
   );
 
   api.user(

@@ -11,7 +11,7 @@ import { bool, int, json, str } from "../lib/params";
 import type { Api } from "../lib/typed-endpoint";
 import type { Services } from "../services";
 
-const ids = z.array(z.int());
+const ids = z.array(z.int32());
 
 /** Linkifiers and custom profile fields of the realm: listing and reordering. */
 export function realmRoutes(api: Api, { db }: Services): void {

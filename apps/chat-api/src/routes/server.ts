@@ -1,12 +1,11 @@
 import { ErrorCode, JsonableError, UnauthorizedError } from "@repo/envelope";
-import { CHAT_FEATURE_LEVEL } from "@repo/feature-levels";
-import { renderPlainText } from "../db/seed";
+import { renderPlainText } from "../lib/render";
 import { isIncompatibleClient } from "../lib/client-version";
 import { isProduction } from "../lib/config";
 import { str } from "../lib/params";
 import { realmIconUrl, realmUrl } from "../lib/realm-url";
 import type { Api } from "../lib/typed-endpoint";
-import { CHAT_MERGE_BASE, CHAT_VERSION } from "../lib/version";
+import { VERSION_FIELDS } from "../lib/version";
 import type { Services } from "../services";
 
 /** GET /server_settings and POST /dev_fetch_api_key: the two operations a client calls before it has a key. */
@@ -39,9 +38,7 @@ export function serverRoutes(api: Api, { config, db }: Services): void {
           discord: false,
         },
         external_authentication_methods: [],
-        chat_feature_level: CHAT_FEATURE_LEVEL,
-        chat_version: CHAT_VERSION,
-        chat_merge_base: CHAT_MERGE_BASE,
+        ...VERSION_FIELDS,
         push_notifications_enabled: config.CHAT_PUSH_BOUNCER_URL !== undefined,
         is_incompatible: isIncompatibleClient(
           request.userAgent,

@@ -45,8 +45,8 @@ export function userGroupRoutes(api: Api, { db }: Services): void {
       summary: "Update subgroups of a user group",
       tag: "users",
       params: {
-        delete: json(z.array(z.int())).default([]).describe("Group IDs to remove"),
-        add: json(z.array(z.int())).default([]).describe("Group IDs to add"),
+        delete: json(z.array(z.int32())).default([]).describe("Group IDs to remove"),
+        add: json(z.array(z.int32())).default([]).describe("Group IDs to add"),
       },
     },
     async ({ user, path, params }) => {
@@ -95,8 +95,8 @@ export function userGroupRoutes(api: Api, { db }: Services): void {
       params: {
         name: str({ maxLength: 100, notBlank: true }),
         description: str({ maxLength: 1024 }),
-        members: json(z.array(z.int())),
-        subgroups: json(z.array(z.int())).default([]),
+        members: json(z.array(z.int32())),
+        subgroups: json(z.array(z.int32())).default([]),
         can_add_members_group: groupSettingParam().optional(),
         can_join_group: groupSettingParam().optional(),
         can_leave_group: groupSettingParam().optional(),

@@ -2,7 +2,8 @@ import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { request } from "undici";
-import { type SystemGroupName, createAccount, createRealm, seedDemoRealm } from "../../src/db/seed";
+import { createAccount } from "../../src/actions/accounts";
+import { type SystemGroupName, createRealm } from "../../src/actions/realm-creation";
 import { Role } from "../../src/lib/roles";
 import { loadConfig } from "../../src/lib/config";
 import type { Api } from "../../src/lib/typed-endpoint";
@@ -64,19 +65,20 @@ const encode = (fields: Record<string, unknown> = {}): string =>
   ).toString();
 
 /**
- * Starts chat-api on a loopback port over a fresh (seeded) database, with
- * `env` on top of the test defaults, and optionally another operation table.
+ * Starts chat-api on a loopback port over `db`, or over a database of its own
+ * (with the demo realm, unless `seed` is false), with `env` on top of the test
+ * defaults, and optionally another operation table.
  */
 export async function startTestServer(
   options: {
     env?: Record<string, string>;
     api?: (services: Services) => Api;
+    /** Without `db`: whether the database holds the demo realm (default true). */
     seed?: boolean;
     db?: TestDatabase;
   } = {},
 ): Promise<TestServer> {
-  const db = options.db ?? (await freshDatabase());
-  if (options.seed ?? true) await seedDemoRealm(db.prisma);
+  const db = options.db ?? (await freshDatabase(options.seed === false ? "migrated" : "seeded"));
   const config = loadConfig({
     CHAT_EXTERNAL_URL: `http://${ROOT_HOST}`,
     CHAT_LOG_LEVEL: "info",
@@ -185,9 +187,18 @@ export async function loadCast(server: TestServer, keys: readonly string[]): Pro
   return {
     person,
     id: (key) => person(key).id,
-    as: (key) => ({ auth: [person(key).email, person(key).apiKey] as const }),
+    as: (key) => authOf(person(key)),
   };
 }
+
+/** The channels of `server`'s database by name (the demo realm's, and any a test made). */
+export async function channelIds(server: TestServer): Promise<Record<string, number>> {
+  const rows = await server.db.prisma.channel.findMany({ select: { name: true, id: true } });
+  return Object.fromEntries(rows.map((c) => [c.name, c.id]));
+}
+
+/** The auth option of a call made as `person`. */
+export const authOf = (person: Person) => ({ auth: [person.email, person.apiKey] as const });
 
 /** The error envelope the API answers with. */
 export const apiError = (msg: string, code = "BAD_REQUEST") => ({ result: "error", msg, code });

@@ -1,21 +1,30 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import Ajv from "ajv";
-import { parse } from "yaml";
 
 type Json = Record<string, unknown>;
 
-const REFERENCE = join(__dirname, "../../../../../shared/reference");
+/** Zulip's response schemas, kept in the repository (see the folder's NOTICE). */
+const FIXTURES = join(__dirname, "../fixtures/zulip-openapi");
 
-function load(file: string): Json {
-  return parse(readFileSync(join(REFERENCE, file), "utf8")) as Json;
+function load(name: string): Json {
+  return JSON.parse(readFileSync(join(FIXTURES, `${name}.json`), "utf8")) as Json;
 }
 
-/** Inlines `$ref`s, and renames Zulip's `zulip_*` fields to this server's `chat_*`. */
+/** `zulip_x` and its `chat_x` twin (the behaviour contract sends both); other names as they are. */
+const bothNames = (name: string): string[] =>
+  name.startsWith("zulip_") ? [name, name.replace(/^zulip_/, "chat_")] : [name];
+
+/**
+ * Inlines `$ref`s, and gives each of Zulip's `zulip_*` fields a `chat_*` twin
+ * of the same schema, required where it is (this server sends both names).
+ */
 function normalize(node: unknown, document: Json, seen: readonly string[] = []): unknown {
-  if (Array.isArray(node)) return node.map((item) => normalize(item, document, seen));
-  if (node === null || typeof node !== "object")
-    return typeof node === "string" ? node.replace(/^zulip_/, "chat_") : node;
+  if (Array.isArray(node))
+    return node.flatMap((item) =>
+      typeof item === "string" ? bothNames(item) : [normalize(item, document, seen)],
+    );
+  if (node === null || typeof node !== "object") return node;
   const object = node as Json;
   const ref = object.$ref;
   if (typeof ref === "string") {
@@ -33,7 +42,10 @@ function normalize(node: unknown, document: Json, seen: readonly string[] = []):
     Object.entries(object)
       .filter(([key]) => key !== "example" && key !== "examples")
       .filter(([key]) => typed || key !== "nullable")
-      .map(([key, value]) => [key.replace(/^zulip_/, "chat_"), normalize(value, document, seen)]),
+      .flatMap(([key, value]) => {
+        const normalized = normalize(value, document, seen);
+        return bothNames(key).map((name) => [name, normalized]);
+      }),
   );
 }
 
@@ -96,15 +108,16 @@ function allowNewerChannelFields(node: unknown): void {
 }
 
 const documents = {
-  subset: load("zulip-openapi-subset.yaml"),
-  companions: load("zulip-openapi-companions.yaml"),
+  subset: load("subset"),
+  companions: load("companions"),
+  session: load("session"),
 };
 allowNewerChannelFields(documents.companions);
 const ajv = new Ajv({ strict: false, allErrors: true });
 
 /**
  * A validator of one operation's response against Zulip's own schema (with
- * `chat_*` for `zulip_*`); returns the errors, empty when the body conforms.
+ * a `chat_*` twin of each `zulip_*` field); returns the errors, empty when the body conforms.
  */
 export function zulipResponseSchema(
   file: keyof typeof documents,
