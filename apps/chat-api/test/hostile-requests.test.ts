@@ -6,6 +6,7 @@
  * stored no more than the caps allow.
  */
 import http from "node:http";
+import { deflateSync, gzipSync } from "node:zlib";
 import { type Cast, type TestServer, loadCast, startTestServer } from "./support/server";
 
 let server: TestServer;
@@ -159,5 +160,92 @@ describe("heavy requests while another user calls", () => {
       where: { user_id: cast.id("othello") },
     });
     expect(held).toBeLessThanOrEqual(50);
+  });
+});
+
+/**
+ * Attacks the report found already answered well (issue 23, "what held"); these
+ * keep them answered. Cross-realm access, private channels, other users'
+ * objects and role checks are the isolation and caller-matrix tests; slow
+ * clients and oversized heads are in limits.test.ts.
+ */
+describe("what held, and keeps holding", () => {
+  const draftCount = () => server.db.prisma.draft.count();
+
+  it.each([
+    ["deflate", deflateSync],
+    ["gzip", gzipSync],
+  ])(
+    "a %s bomb (16 MiB of one letter in a few KiB) is 413, and nothing is stored",
+    async (encoding, squeeze) => {
+      const plain = `drafts=${"a".repeat(16 * 1024 * 1024)}`;
+      const bomb = squeeze(Buffer.from(plain));
+      expect(bomb.length).toBeLessThan(64 * 1024);
+      const before = await draftCount();
+      const reply = await server.call("POST", "/api/v1/drafts", {
+        ...cast.as("hamlet"),
+        body: bomb,
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          "content-encoding": encoding,
+        },
+      });
+      expect(reply.status).toBe(413);
+      expect(reply.body.result).toBe("error");
+      expect(await draftCount()).toBe(before);
+    },
+  );
+
+  it("__proto__ in a JSON parameter is refused by name, and pollutes nothing", async () => {
+    const drafts = `[{"__proto__":{"polluted":"yes"},"type":"","to":[],"topic":"","content":"proto"}]`;
+    const before = await draftCount();
+    const reply = await server.call("POST", "/api/v1/drafts", {
+      ...cast.as("hamlet"),
+      form: { drafts },
+    });
+    expect(reply.body).toEqual({
+      result: "error",
+      msg: 'Argument "__proto__" at drafts[0] is unexpected',
+      code: "BAD_REQUEST",
+    });
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(await draftCount()).toBe(before);
+  });
+
+  it("fields named __proto__ and constructor are ignored like any unknown field", async () => {
+    const drafts = JSON.stringify([{ type: "", to: [], topic: "", content: "proto field" }]);
+    const reply = await server.call("POST", "/api/v1/drafts", {
+      ...cast.as("hamlet"),
+      body: `__proto__=x&drafts=${encodeURIComponent(drafts)}&constructor=y`,
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
+    expect(reply.status).toBe(200);
+    expect(({} as Record<string, unknown>).x).toBeUndefined();
+    const listed = await server.call("GET", "/api/v1/drafts", cast.as("hamlet"));
+    expect(listed.body.drafts).toEqual(
+      expect.arrayContaining([expect.objectContaining({ content: "proto field" })]),
+    );
+  });
+
+  it("SQL in a value is stored and looked up as text", async () => {
+    const content = "x'); DROP TABLE drafts; --";
+    const created = await server.call("POST", "/api/v1/drafts", {
+      ...cast.as("hamlet"),
+      form: { drafts: [{ type: "", to: [], topic: "", content }] },
+    });
+    expect(created.status).toBe(200);
+    const listed = await server.call("GET", "/api/v1/drafts", cast.as("hamlet"));
+    expect(listed.body.drafts).toEqual(
+      expect.arrayContaining([expect.objectContaining({ content })]),
+    );
+    const send = await server.call("POST", "/api/v1/messages", {
+      ...cast.as("hamlet"),
+      form: { type: "stream", to: "' OR 1=1 --", topic: "t", content: "c" },
+    });
+    expect(send.status).toBe(400);
+    expect(send.body).toMatchObject({
+      result: "error",
+      msg: "Channel '' OR 1=1 --' does not exist",
+    });
   });
 });
