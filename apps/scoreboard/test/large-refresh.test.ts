@@ -2,7 +2,7 @@ import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { createMetrics } from "../src/metrics";
-import { workerParser } from "../src/snapshot/parse-in-worker";
+import { workerLoader } from "../src/snapshot/load-in-worker";
 import { Refresher } from "../src/snapshot/refresher";
 import { httpSource } from "../src/snapshot/sources";
 import { SnapshotStore } from "../src/snapshot/store";
@@ -59,7 +59,7 @@ it("answers reads from the old snapshot during a 1,000,000-entry refresh, never 
     // lowest (PARSE_NICE) to yield to the service's calls, but here other test
     // suites may fill both cores and would starve it. What a lower priority buys
     // is measured by `pnpm bench`, not here.
-    parse: workerParser(0),
+    load: workerLoader(0),
     source: httpSource(url),
     store,
     logger: silent,

@@ -4,7 +4,12 @@ import {
   parseBoard,
   type BoardColumns,
 } from "../src/snapshot/parse";
-import { parseInWorker } from "../src/snapshot/parse-in-worker";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadBoard } from "../src/snapshot/load";
+import { workerLoader } from "../src/snapshot/load-in-worker";
+import { fileSource } from "../src/snapshot/sources";
 import { Snapshot } from "../src/snapshot/snapshot";
 import { demoBoardCsv } from "../src/snapshot/demo";
 import { rows } from "./helpers";
@@ -149,16 +154,34 @@ describe("columns across threads", () => {
     expect(snapshot.byUsername("üNÏ_XXX3")?.rank).toBe(4);
   });
 
-  it("gives the same columns from the worker thread as in-line", async () => {
-    const bytes = json(board);
-    const inline = parseBoard(bytes, {});
-    const fromWorker = await parseInWorker(new Uint8Array(bytes), {});
+  /** A board file with `content`, as a source. */
+  const boardFile = (content: Buffer) => {
+    const path = join(mkdtempSync(join(tmpdir(), "board-")), "board.json");
+    writeFileSync(path, content);
+    return fileSource(path);
+  };
+
+  it("gives the same columns from the loading worker thread as in-line", async () => {
+    const source = boardFile(json(board));
+    const inline = await loadBoard(source, {}, 5000);
+    const fromWorker = await workerLoader(0)(source, {}, 5000);
     expect(fromWorker).toEqual(inline);
+    expect(fromWorker).toEqual({
+      kind: "data",
+      columns: parseBoard(json(board), {}),
+      validators: {},
+    });
   });
 
   it("rejects bad data from the worker thread with the parser's message", async () => {
-    await expect(parseInWorker(Buffer.from("[]"), {})).rejects.toThrow(
+    await expect(workerLoader(0)(boardFile(Buffer.from("[]")), {}, 5000)).rejects.toThrow(
       new BoardFormatError("the board is empty"),
+    );
+  });
+
+  it("rejects a failed fetch from the worker thread with its reason", async () => {
+    await expect(workerLoader(0)(fileSource("/nonexistent/board.json"), {}, 5000)).rejects.toThrow(
+      /ENOENT: no such file or directory/,
     );
   });
 });

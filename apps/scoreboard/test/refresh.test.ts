@@ -8,7 +8,7 @@ import { pathToFileURL } from "node:url";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { createMetrics } from "../src/metrics";
-import { workerParser } from "../src/snapshot/parse-in-worker";
+import { workerLoader } from "../src/snapshot/load-in-worker";
 import { Refresher, type RefresherOptions } from "../src/snapshot/refresher";
 import { sourceFromSetting } from "../src/snapshot/sources";
 import { SnapshotStore } from "../src/snapshot/store";
@@ -75,7 +75,7 @@ function refresherFor(store: SnapshotStore, overrides: Partial<RefresherOptions>
   const refresher = new Refresher({
     // The real worker thread at normal priority: other suites may fill both
     // cores, and would starve production's lowest priority (see large-refresh).
-    parse: workerParser(0),
+    load: workerLoader(0),
     source: sourceFromSetting(upstream.url),
     store,
     logger,

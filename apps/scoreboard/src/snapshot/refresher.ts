@@ -1,7 +1,8 @@
 import type { Logger } from "pino";
 import type { RefreshOutcome, ScoreboardMetrics } from "../metrics";
 import { BoardFormatError } from "./parse";
-import { type BoardParser, parseInWorker } from "./parse-in-worker";
+import type { BoardLoader } from "./load";
+import { loadInWorker } from "./load-in-worker";
 import { Snapshot } from "./snapshot";
 import type { BoardSource, Validators } from "./sources";
 import type { SnapshotStore } from "./store";
@@ -22,7 +23,8 @@ export interface RefresherOptions {
   minBackoffMs?: number;
   /** Relative jitter of every delay (0.1 = +/-10 %). */
   jitter?: number;
-  parse?: BoardParser;
+  /** Fetches and parses; a worker thread by default. */
+  load?: BoardLoader;
   now?: () => number;
 }
 
@@ -37,11 +39,11 @@ export class Refresher {
   private failures = 0;
   private validators: Validators = {};
   private stopped = false;
-  private readonly parse: BoardParser;
+  private readonly load: BoardLoader;
   private readonly now: () => number;
 
   constructor(private readonly options: RefresherOptions) {
-    this.parse = options.parse ?? parseInWorker;
+    this.load = options.load ?? loadInWorker;
     this.now = options.now ?? Date.now;
   }
 
@@ -71,7 +73,7 @@ export class Refresher {
     const started = this.now();
     let outcome: RefreshOutcome;
     try {
-      const result = await source.fetch(AbortSignal.timeout(timeoutMs), this.validators);
+      const result = await this.load(source, this.validators, timeoutMs);
       const fetchedAt = BigInt(Math.floor(this.now() / 1000));
       const current = store.current();
       if (result.kind === "not-modified") {
@@ -79,7 +81,7 @@ export class Refresher {
         store.swap(current.refetched(fetchedAt));
         outcome = "not_modified";
       } else {
-        const columns = await this.parse(result.bytes, result.hint);
+        const { columns } = result;
         this.checkShrink(columns.count, current);
         const at = columns.fetchedAt === null ? fetchedAt : BigInt(columns.fetchedAt);
         const next =
@@ -109,7 +111,7 @@ export class Refresher {
         {
           outcome,
           source: source.description,
-          reason: describe(error, timeoutMs),
+          reason: error instanceof Error ? error.message : String(error),
           failures: this.failures,
           serving: store.current() === undefined ? "nothing yet" : "last good snapshot",
         },
@@ -142,17 +144,4 @@ export class Refresher {
     this.timer = setTimeout(() => void this.refresh(), delay);
     this.timer.unref();
   }
-}
-
-function describe(error: unknown, timeoutMs: number): string {
-  // Checked by shape, not instanceof: fetch rejects with DOMExceptions and errors from other realms.
-  const { name, message, cause } = (error ?? {}) as {
-    name?: unknown;
-    message?: unknown;
-    cause?: unknown;
-  };
-  if (name === "TimeoutError") return `fetch timed out after ${timeoutMs / 1000} s`;
-  if (typeof message !== "string") return String(error);
-  const causeMessage = (cause as { message?: unknown } | undefined)?.message;
-  return typeof causeMessage === "string" ? `${message}: ${causeMessage}` : message;
 }

@@ -11,49 +11,18 @@ export interface Validators {
 
 /** What one fetch brought: new data, or word that the data has not changed. */
 export type FetchResult =
-  | { kind: "data"; bytes: BoardBytes; hint: FormatHint; validators: Validators }
+  | { kind: "data"; bytes: Uint8Array; hint: FormatHint; validators: Validators }
   | { kind: "not-modified" };
 
-/** A fetched body: whole, or in the blocks it was read into (joined by the parser, off the event loop). */
-export type BoardBytes = Uint8Array | readonly Uint8Array[];
-
-/** Size of the blocks an HTTP body is read into. */
-const BLOCK_BYTES = 1024 * 1024;
-
 /**
- * Reads a response body into blocks of {@link BLOCK_BYTES}, each copy small:
- * joining 50 MiB in one piece (as `arrayBuffer()` does) holds the event loop
- * for over 100 ms, so the parser's worker joins the blocks instead.
+ * Where the board comes from: plain data, so that it can be handed to the
+ * worker thread that fetches and parses it (`load.ts`); `description` names it
+ * in logs.
  */
-async function readBlocks(body: ReadableStream<Uint8Array>): Promise<Uint8Array[]> {
-  const blocks: Uint8Array[] = [];
-  let block = new Uint8Array(BLOCK_BYTES);
-  let used = 0;
-  for await (const chunk of body) {
-    let from = 0;
-    while (from < chunk.length) {
-      if (used === block.length) {
-        blocks.push(block);
-        block = new Uint8Array(BLOCK_BYTES);
-        used = 0;
-      }
-      const n = Math.min(block.length - used, chunk.length - from);
-      block.set(chunk.subarray(from, from + n), used);
-      used += n;
-      from += n;
-    }
-  }
-  blocks.push(block.slice(0, used));
-  return blocks;
-}
-
-/** Where the board comes from. */
-export interface BoardSource {
-  /** For logs: the file or URL. */
-  readonly description: string;
-  /** Fetches the board; `since` holds the validators of the last accepted data. */
-  fetch(signal: AbortSignal, since: Validators): Promise<FetchResult>;
-}
+export type BoardSource =
+  | { kind: "http"; url: string; description: string }
+  | { kind: "file"; path: string; description: string }
+  | { kind: "demo"; description: string };
 
 /** An upstream that answered with an HTTP error status. */
 export class UpstreamStatusError extends Error {
@@ -61,67 +30,17 @@ export class UpstreamStatusError extends Error {
 }
 
 /** A board file on local disk, read whole on each refresh. */
-export function fileSource(path: string): BoardSource {
-  return {
-    description: path,
-    async fetch(signal) {
-      const bytes = await readFile(path, { signal });
-      return { kind: "data", bytes, hint: { path }, validators: {} };
-    },
-  };
-}
+export const fileSource = (path: string): BoardSource => ({
+  kind: "file",
+  path,
+  description: path,
+});
 
 /** A board served over HTTP(S), fetched conditionally. */
-export function httpSource(url: string): BoardSource {
-  return {
-    description: url,
-    async fetch(signal, since) {
-      const headers: Record<string, string> = {
-        accept: "application/json, text/csv;q=0.9, */*;q=0.1",
-      };
-      if (since.etag !== undefined) headers["if-none-match"] = since.etag;
-      if (since.lastModified !== undefined) headers["if-modified-since"] = since.lastModified;
-      const response = await fetch(url, { headers, signal, redirect: "follow" });
-      if (response.status === 304) {
-        await response.body?.cancel();
-        return { kind: "not-modified" };
-      }
-      if (!response.ok) {
-        await response.body?.cancel();
-        throw new UpstreamStatusError(`upstream answered HTTP ${response.status}`);
-      }
-      const bytes = response.body === null ? [] : await readBlocks(response.body);
-      return {
-        kind: "data",
-        bytes,
-        hint: {
-          contentType: response.headers.get("content-type") ?? undefined,
-          path: new URL(url).pathname,
-        },
-        validators: {
-          etag: response.headers.get("etag") ?? undefined,
-          lastModified: response.headers.get("last-modified") ?? undefined,
-        },
-      };
-    },
-  };
-}
+export const httpSource = (url: string): BoardSource => ({ kind: "http", url, description: url });
 
 /** The bundled, deterministic demo board of 10,000 users. */
-export function demoSource(): BoardSource {
-  return {
-    description: "bundled demo board",
-    fetch() {
-      const bytes = Buffer.from(demoBoardCsv(10_000), "utf8");
-      return Promise.resolve({
-        kind: "data",
-        bytes,
-        hint: { contentType: "text/csv" },
-        validators: {},
-      });
-    },
-  };
-}
+export const demoSource = (): BoardSource => ({ kind: "demo", description: "bundled demo board" });
 
 /** The source that `SCOREBOARD_SOURCE` names: absolute path, `file://` or `http(s)://` URL, or unset. */
 export function sourceFromSetting(setting: string | undefined): BoardSource {
@@ -129,4 +48,63 @@ export function sourceFromSetting(setting: string | undefined): BoardSource {
   if (/^https?:\/\//i.test(setting)) return httpSource(setting);
   if (/^file:\/\//i.test(setting)) return fileSource(fileURLToPath(setting));
   return fileSource(setting);
+}
+
+/** Fetches the board of `source`; `since` holds the validators of the last accepted data. */
+export async function fetchSource(
+  source: BoardSource,
+  signal: AbortSignal,
+  since: Validators,
+): Promise<FetchResult> {
+  switch (source.kind) {
+    case "file": {
+      const bytes = await readFile(source.path, { signal });
+      return { kind: "data", bytes, hint: { path: source.path }, validators: {} };
+    }
+    case "demo":
+      return {
+        kind: "data",
+        bytes: Buffer.from(demoBoardCsv(10_000), "utf8"),
+        hint: { contentType: "text/csv" },
+        validators: {},
+      };
+    case "http":
+      return fetchHttp(source.url, signal, since);
+  }
+}
+
+async function fetchHttp(
+  url: string,
+  signal: AbortSignal,
+  since: Validators,
+): Promise<FetchResult> {
+  const headers: Record<string, string> = {
+    accept: "application/json, text/csv;q=0.9, */*;q=0.1",
+  };
+  if (since.etag !== undefined) headers["if-none-match"] = since.etag;
+  if (since.lastModified !== undefined) headers["if-modified-since"] = since.lastModified;
+  const response = await fetch(url, { headers, signal, redirect: "follow" });
+  if (response.status === 304) {
+    await response.body?.cancel();
+    return { kind: "not-modified" };
+  }
+  if (!response.ok) {
+    await response.body?.cancel();
+    throw new UpstreamStatusError(`upstream answered HTTP ${response.status}`);
+  }
+  // Read whole: this runs in the loading worker, where joining a large body
+  // holds no one's event loop.
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  return {
+    kind: "data",
+    bytes,
+    hint: {
+      contentType: response.headers.get("content-type") ?? undefined,
+      path: new URL(url).pathname,
+    },
+    validators: {
+      etag: response.headers.get("etag") ?? undefined,
+      lastModified: response.headers.get("last-modified") ?? undefined,
+    },
+  };
 }

@@ -1,0 +1,59 @@
+import { type BoardColumns, BoardFormatError, parseBoard } from "./parse";
+import { type BoardSource, type Validators, fetchSource } from "./sources";
+
+/** What one load brought: parsed columns with their validators, or "not modified". */
+export type LoadResult =
+  { kind: "data"; columns: BoardColumns; validators: Validators } | { kind: "not-modified" };
+
+/**
+ * Fetches and parses one board: {@link loadBoard} on the calling thread, or
+ * `workerLoader` in a worker thread (production). Rejects with
+ * {@link BoardFormatError} when the data is bad and {@link LoadFailure} when
+ * the fetch failed, each with the reason the refresh log shows.
+ */
+export type BoardLoader = (
+  source: BoardSource,
+  since: Validators,
+  timeoutMs: number,
+) => Promise<LoadResult>;
+
+/** A load that failed for another reason than bad data (the upstream down, slow, an HTTP error, a body cut short); the message says why. */
+export class LoadFailure extends Error {
+  override readonly name = "LoadFailure";
+}
+
+/** The columns' buffers, to transfer them across threads without a copy. */
+export function columnBuffers(columns: BoardColumns): ArrayBuffer[] {
+  const { text, offsets, scores, foldHashes, foldOrder } = columns;
+  return [text, offsets, scores, foldHashes, foldOrder].map((a) => a.buffer as ArrayBuffer);
+}
+
+/** Fetches `source` within `timeoutMs` (headers and body), then parses it. */
+export const loadBoard: BoardLoader = async (source, since, timeoutMs) => {
+  let fetched;
+  try {
+    fetched = await fetchSource(source, AbortSignal.timeout(timeoutMs), since);
+  } catch (error) {
+    throw new LoadFailure(describeFetchError(error, timeoutMs));
+  }
+  if (fetched.kind === "not-modified") return fetched;
+  return {
+    kind: "data",
+    columns: parseBoard(fetched.bytes, fetched.hint),
+    validators: fetched.validators,
+  };
+};
+
+/** The reason a fetch failed, as the log gives it: "fetch failed: connect ECONNREFUSED ...". */
+function describeFetchError(error: unknown, timeoutMs: number): string {
+  // Checked by shape, not instanceof: fetch rejects with DOMExceptions and errors from other realms.
+  const { name, message, cause } = (error ?? {}) as {
+    name?: unknown;
+    message?: unknown;
+    cause?: unknown;
+  };
+  if (name === "TimeoutError") return `fetch timed out after ${timeoutMs / 1000} s`;
+  if (typeof message !== "string") return String(error);
+  const causeMessage = (cause as { message?: unknown } | undefined)?.message;
+  return typeof causeMessage === "string" ? `${message}: ${causeMessage}` : message;
+}
