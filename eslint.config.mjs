@@ -21,6 +21,61 @@ export default tseslint.config(
       "@typescript-eslint/no-confusing-void-expression": ["error", { ignoreArrowShorthand: true }],
     },
   },
+  // chat-api's layers (docs/development.md): routes declare endpoints and call
+  // actions; only actions (and the event system) reach the database; actions
+  // take typed values and know nothing of HTTP.
+  {
+    files: ["apps/chat-api/src/routes/**/*.ts", "apps/chat-api/src/urls.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: ["**/db/*", "**/gen/prisma/*"],
+              message: "Routes call actions; only actions reach the database.",
+            },
+          ],
+        },
+      ],
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector:
+            "MemberExpression[object.type='MemberExpression'][object.property.name=/^(prisma|sql)$/]",
+          message: "Routes call actions; only actions query the database (pass `db` to one).",
+        },
+      ],
+    },
+  },
+  {
+    files: [
+      "apps/chat-api/src/actions/**/*.ts",
+      "apps/chat-api/src/events/**/*.ts",
+      "apps/chat-api/src/push/**/*.ts",
+      "apps/chat-api/src/db/**/*.ts",
+    ],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: [{ name: "express", message: "Actions know nothing of HTTP." }],
+          patterns: [
+            {
+              group: [
+                "**/lib/params",
+                "**/lib/typed-endpoint",
+                "**/lib/multipart",
+                "**/routes/*",
+                "**/urls",
+              ],
+              message: "Actions receive typed values; parsing belongs to the endpoint layer.",
+            },
+          ],
+        },
+      ],
+    },
+  },
   {
     files: ["**/*.js", "**/*.mjs", "**/*.cjs"],
     ...tseslint.configs.disableTypeChecked,

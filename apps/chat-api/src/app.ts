@@ -12,7 +12,7 @@ import { databaseUnavailableError, isDatabaseUnavailable } from "./db/unavailabl
 import { type AuthedUser, authenticate } from "./lib/auth";
 import { MAX_FORM_FIELDS, multipartForms } from "./lib/multipart";
 import { type Api, checkAccess, compileRoutes, matchRoute, readParams } from "./lib/typed-endpoint";
-import { buildApi } from "./routes";
+import { buildApi } from "./urls";
 import type { Services } from "./services";
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;

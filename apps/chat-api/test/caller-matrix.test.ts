@@ -3,7 +3,7 @@ import { createAccount } from "../src/actions/accounts";
 import { createRealm } from "../src/actions/realm-creation";
 import type { Operation } from "../src/lib/typed-endpoint";
 import { Role } from "../src/lib/roles";
-import { buildApi } from "../src/routes";
+import { buildApi } from "../src/urls";
 import { type Person, type TestServer, createOtherRealm, startTestServer } from "./support/server";
 
 /**

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import type { Operation } from "../src/lib/typed-endpoint";
-import { buildApi } from "../src/routes";
+import { buildApi } from "../src/urls";
 import { type Person, type TestServer, startTestServer } from "./support/server";
 
 /**

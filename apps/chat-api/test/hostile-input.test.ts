@@ -1,4 +1,4 @@
-import { buildApi } from "../src/routes";
+import { buildApi } from "../src/urls";
 import { type TestServer, startTestServer } from "./support/server";
 
 /**

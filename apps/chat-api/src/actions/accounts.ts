@@ -1,8 +1,9 @@
 import { randomInt } from "node:crypto";
+import { ErrorCode, UnauthorizedError } from "@repo/envelope";
 import { sendEvent } from "../events/queue";
 import type { CacheChange } from "../lib/cache-bus";
 import type { Services } from "../services";
-import type { Prisma } from "../gen/prisma/client";
+import type { Prisma, PrismaClient, Realm } from "../gen/prisma/client";
 import { Role } from "../lib/roles";
 import { GROUP_OF_ROLE } from "./realm-creation";
 
@@ -138,4 +139,37 @@ export async function doRegenerateApiKey(deps: Deps, userId: number): Promise<st
     return [{ user: userId }];
   });
   return apiKey;
+}
+
+/**
+ * POST /dev_fetch_api_key: the key of the active account whose delivery e-mail
+ * is `email` (any case) in `realm`, with Zulip's answers for a deactivated
+ * realm, an unknown address and a deactivated account.
+ */
+export async function devApiKey(
+  prisma: PrismaClient,
+  realm: Realm,
+  email: string,
+): Promise<{ api_key: string; email: string; user_id: number }> {
+  const users = await prisma.$queryRaw<
+    { id: number; email: string; api_key: string; is_active: boolean }[]
+  >`
+    SELECT id, email, api_key, is_active FROM users
+    WHERE realm_id = ${realm.id} AND lower(delivery_email) = lower(${email})`;
+  const user = users[0];
+  if (realm.deactivated) {
+    throw new UnauthorizedError(
+      "This organization has been deactivated",
+      ErrorCode.REALM_DEACTIVATED,
+    );
+  }
+  if (user === undefined) {
+    throw new UnauthorizedError(
+      "Your username or password is incorrect",
+      ErrorCode.AUTHENTICATION_FAILED,
+    );
+  }
+  if (!user.is_active)
+    throw new UnauthorizedError("Account is deactivated", ErrorCode.USER_DEACTIVATED);
+  return { api_key: user.api_key, email: user.email, user_id: user.id };
 }

@@ -1,8 +1,10 @@
 import { InsufficientPermissionError, JsonableError } from "@repo/envelope";
 import type { PrismaClient } from "../gen/prisma/client";
-import { BotType, createAccount } from "./accounts";
+import type { Services } from "../services";
+import { isAdministrator } from "../lib/roles";
+import { BotType, createAccount, doRegenerateApiKey } from "./accounts";
 import type { AuthedUser } from "../lib/auth";
-import { codePoints } from "../lib/params";
+import { codePoints } from "../lib/text";
 import { hasRealmPermission } from "./user-groups";
 
 /** What POST /bots asks for, parsed. */
@@ -63,4 +65,24 @@ export async function doCreateBot(
     });
     return { ...created, email };
   });
+}
+
+/**
+ * POST /bots/{id}/api_key/regenerate: a new key for a bot of the realm that
+ * `user` owns or administers (system bots are nobody's); the old key stops
+ * working at once on every replica. Returns the new key.
+ */
+export async function doRegenerateBotApiKey(
+  services: Pick<Services, "db" | "bus">,
+  realmId: number,
+  user: AuthedUser,
+  botId: number,
+): Promise<string> {
+  const bot = await services.db.prisma.user.findFirst({
+    where: { id: botId, realm_id: realmId, is_bot: true, is_system_bot: false },
+  });
+  if (bot === null) throw new JsonableError("No such bot");
+  if (bot.bot_owner_id !== user.id && !isAdministrator(user.role))
+    throw new InsufficientPermissionError();
+  return doRegenerateApiKey(services, bot.id);
 }

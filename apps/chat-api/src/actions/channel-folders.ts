@@ -1,7 +1,7 @@
 import { JsonableError } from "@repo/envelope";
 import type { ChannelFolder, PrismaClient } from "../gen/prisma/client";
 import { renderPlainText } from "../lib/render";
-import { codePoints } from "../lib/params";
+import { codePoints } from "../lib/text";
 import { isUniqueViolation } from "./realm-config";
 
 /** Limits of a channel folder's name and description. */
@@ -66,4 +66,17 @@ export async function doCreateChannelFolder(
   } catch (error) {
     throw isUniqueViolation(error) ? duplicate : error;
   }
+}
+
+/** GET /channel_folders: the realm's folders in their order, archived ones when asked for. */
+export async function listChannelFolders(
+  prisma: PrismaClient,
+  realmId: number,
+  includeArchived: boolean,
+): Promise<ReturnType<typeof channelFolderView>[]> {
+  const folders = await prisma.channelFolder.findMany({
+    where: { realm_id: realmId, ...(includeArchived ? {} : { is_archived: false }) },
+    orderBy: [{ order: "asc" }, { id: "asc" }],
+  });
+  return folders.map(channelFolderView);
 }

@@ -177,3 +177,17 @@ export async function subscriptionViews(
     };
   });
 }
+
+/** GET /users/me/subscriptions: the user's active subscriptions to channels not archived, by name. */
+export async function listSubscriptions(
+  prisma: Prisma.TransactionClient,
+  userId: number,
+  withSubscribers: boolean,
+): Promise<SubscriptionView[]> {
+  const subscriptions = await prisma.subscription.findMany({
+    where: { user_id: userId, active: true, channel: { is_archived: false } },
+    include: { channel: true },
+    orderBy: { channel: { name: "asc" } },
+  });
+  return subscriptionViews(prisma, subscriptions, withSubscribers);
+}

@@ -248,3 +248,14 @@ async function activeSubscriptionIds(prisma: PrismaClient, userId: number): Prom
   });
   return new Set(rows.map((r) => r.channel_id));
 }
+
+/** Whether the realm has a web-public channel that is not archived (`realm_web_public_access_enabled`). */
+export async function hasWebPublicChannels(
+  prisma: PrismaClient,
+  realmId: number,
+): Promise<boolean> {
+  const count = await prisma.channel.count({
+    where: { realm_id: realmId, is_web_public: true, is_archived: false },
+  });
+  return count > 0;
+}

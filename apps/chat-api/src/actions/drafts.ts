@@ -7,7 +7,6 @@ import type { Database } from "../db/database";
 import { DRAFT_CHECK, DRAFT_UPDATE } from "../db/statements";
 import { sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
-import { parseJsonValue } from "../lib/params";
 import { checkChannelVisible } from "./channels";
 
 /** A Draft object as clients send it: exactly the keys of the spec's Draft object. */
@@ -47,11 +46,6 @@ export async function checkDraftSync(prisma: Prisma.TransactionClient, userId: n
   });
   if (!user.enable_drafts_synchronization)
     throw new JsonableError("User has disabled synchronizing drafts.");
-}
-
-/** Parses a `draft` field's JSON text (after the checks that come before it). */
-export function parseDraft(raw: string): DraftInput {
-  return parseJsonValue(draftSchema, raw, "draft");
 }
 
 /**
@@ -135,7 +129,8 @@ export async function doEditDraft(
   db: Pick<Database, "prisma" | "sql">,
   user: AuthedUser,
   draftId: number,
-  raw: string,
+  /** The new draft, parsed when called: after the sync setting and the draft are checked. */
+  draft: () => DraftInput,
 ): Promise<void> {
   const [found] = await db.sql.query<{ sync: boolean; draft: number | null }>(DRAFT_CHECK, [
     user.id,
@@ -144,7 +139,7 @@ export async function doEditDraft(
   if (found === undefined) throw new Error(`user ${user.id} is gone`);
   if (!found.sync) throw new JsonableError("User has disabled synchronizing drafts.");
   if (found.draft === null) throw draftMissing();
-  const row = await validDraft(db, user, parseDraft(raw));
+  const row = await validDraft(db, user, draft());
   await db.sql.transaction(async (tx) => {
     const [draft] = await tx.query<Omit<Draft, "user_id">>(DRAFT_UPDATE, [
       row.type,

@@ -3,7 +3,7 @@ import type { Channel, Message, Prisma, PrismaClient } from "../gen/prisma/clien
 import { renderPlainText } from "../lib/render";
 import { sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
-import { codePoints } from "../lib/params";
+import { codePoints } from "../lib/text";
 import { isGuest } from "../lib/roles";
 import { MAX_TOPIC_LENGTH } from "./channel-settings";
 import { canSee } from "./channels";

@@ -2,7 +2,7 @@ import { JsonableError } from "@repo/envelope";
 import { z } from "zod";
 import { Prisma, type PrismaClient } from "../gen/prisma/client";
 import { realmAudience, sendEvent } from "../events/queue";
-import { codePoints } from "../lib/params";
+import { codePoints } from "../lib/text";
 
 /** Whether `error` is PostgreSQL's unique violation, as Prisma reports it. */
 export function isUniqueViolation(error: unknown): boolean {

@@ -4,7 +4,7 @@ import type { Prisma, PrismaClient, Reminder } from "../gen/prisma/client";
 import { renderPlainText } from "../lib/render";
 import { sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
-import { codePoints } from "../lib/params";
+import { codePoints } from "../lib/text";
 import { insertMessage } from "./messages";
 
 /** Longest reminder note (Zulip's). */

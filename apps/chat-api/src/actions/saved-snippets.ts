@@ -3,7 +3,7 @@ import { checkCap } from "./caps";
 import type { Prisma, PrismaClient, SavedSnippet } from "../gen/prisma/client";
 import { sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
-import { codePoints } from "../lib/params";
+import { codePoints } from "../lib/text";
 
 /** Limits of a saved snippet (the contract's). */
 export const MAX_SNIPPET_TITLE_LENGTH = 60;

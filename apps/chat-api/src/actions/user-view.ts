@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import type { CustomProfileFieldValue, User } from "../gen/prisma/client";
+import type { CustomProfileFieldValue, PrismaClient, User } from "../gen/prisma/client";
+import type { AuthedUser } from "../lib/auth";
 import { isAdministrator, isGuest, isOwner } from "../lib/roles";
 
 /** A user as GET /users and GET /users/me describe one (Zulip's user dictionary). */
@@ -65,4 +66,51 @@ export function userView(
           ),
         }),
   };
+}
+
+/** GET /users/me: the user's own dictionary, without bot fields, with `max_message_id`. */
+export async function ownUser(
+  prisma: PrismaClient,
+  userId: number,
+): Promise<Omit<UserView, "bot_type" | "bot_owner_id"> & { max_message_id: number }> {
+  const row = await prisma.user.findUniqueOrThrow({
+    where: { id: userId },
+    include: { custom_profile_values: true },
+  });
+  const newest = await prisma.userMessage.findFirst({
+    where: { user_id: userId },
+    orderBy: { message_id: "desc" },
+    select: { message_id: true },
+  });
+  // Zulip's own-user answer has no bot fields (GET /users has them).
+  const {
+    bot_type: _type,
+    bot_owner_id: _owner,
+    ...view
+  } = userView(row, { showDeliveryEmail: true, clientGravatar: false });
+  return { ...view, max_message_id: newest?.message_id ?? -1 };
+}
+
+/** GET /users: every user of the realm as `viewer` may see them, by id. */
+export async function listUsers(
+  prisma: PrismaClient,
+  realmId: number,
+  viewer: AuthedUser,
+  options: { clientGravatar: boolean; customProfileFields: boolean },
+): Promise<UserView[]> {
+  const rows = await prisma.user.findMany({
+    where: { realm_id: realmId },
+    include: { custom_profile_values: options.customProfileFields },
+    orderBy: { id: "asc" },
+  });
+  const admin = isAdministrator(viewer.role);
+  return rows.map((row) => {
+    const view = userView(row, {
+      showDeliveryEmail: admin || row.id === viewer.id,
+      clientGravatar: options.clientGravatar,
+    });
+    // Zulip sends profile data for humans only.
+    if (row.is_bot) delete view.profile_data;
+    return view;
+  });
 }

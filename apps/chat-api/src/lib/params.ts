@@ -1,5 +1,6 @@
 import { JsonableError } from "@repo/envelope";
 import { z } from "zod";
+import { codePoints } from "./text";
 
 /** What a parameter's JSON Schema looks like in the OpenAPI document. */
 export type JsonSchema = Record<string, unknown>;
@@ -158,11 +159,6 @@ function parseJson(raw: string, name: string): unknown {
   }
 }
 
-/** Length in code points, as Zulip (Python) counts characters. */
-export function codePoints(text: string): number {
-  return text.length - (text.match(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g)?.length ?? 0);
-}
-
 /** PostgreSQL text cannot hold NUL, so no string parameter may carry one. */
 function checkNoNul(value: unknown, name: string, path: readonly PropertyKey[] = []): void {
   if (typeof value === "string") {
@@ -262,14 +258,21 @@ export function json<S extends z.ZodType>(schema: S): Param<z.output<S>> {
 }
 
 /**
- * What {@link json} does with a field's text, for handlers that must check
- * other things first (then declare the field `str({ ownNulCheck: true })`).
+ * A JSON parameter whose parse waits for the handler: for an operation whose
+ * own checks come first in Zulip's order of errors (editing a draft checks the
+ * sync setting and the draft before the draft's text). The handler receives a
+ * typed getter that parses, and throws the contract's error, when called.
  */
-export function parseJsonValue<S extends z.ZodType>(
-  schema: S,
-  raw: string,
-  name: string,
-): z.output<S> {
+export function jsonLater<S extends z.ZodType>(schema: S): Param<() => z.output<S>> {
+  return Param.of(
+    (raw, name) => () => parseJsonValue(schema, raw, name),
+    z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }),
+    true,
+  );
+}
+
+/** What {@link json} does with a field's text. */
+function parseJsonValue<S extends z.ZodType>(schema: S, raw: string, name: string): z.output<S> {
   const result = schema.safeParse(parseJson(raw, name), { reportInput: true });
   if (!result.success) {
     const [issue] = result.error.issues;

@@ -16,7 +16,7 @@ import { type Param, type ParamValues, isIntPath, jsonDepth } from "./params";
 export type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 
 /** The names of the `{...}` segments of a path template. */
-type PathParamNames<P extends string> = P extends `${string}{${infer Name}}${infer Rest}`
+export type PathParamNames<P extends string> = P extends `${string}{${infer Name}}${infer Rest}`
   ? Name | PathParamNames<Rest>
   : never;
 
@@ -61,22 +61,6 @@ export interface UserContext<Path, Params> extends BaseContext<Path, Params> {
   user: AuthedUser;
 }
 
-/** The declaration of one operation: everything the platform derives from. */
-export interface OperationSpec<
-  P extends string,
-  Ps extends Record<string, Param<unknown, unknown>>,
-> {
-  /** A stable name for the OpenAPI document (Zulip's operation ids). */
-  operationId: string;
-  summary: string;
-  deprecated?: boolean;
-  tag: string;
-  params: Ps;
-  path?: P;
-  /** Send the handler's result as the whole body, without the success envelope (documents, not API data). */
-  bare?: boolean;
-}
-
 /** A registered operation, types erased: what the dispatcher and the OpenAPI builder read. */
 export interface Operation {
   method: Method;
@@ -94,53 +78,120 @@ export interface Operation {
   ) => Promise<object> | object;
 }
 
-/** The table of operations, built by the resource modules (`api.get(...)`, `api.patch(...)`). */
+/** What a view declares beyond its parameters: authentication aside, everything but its URL. */
+export interface EndpointSpec<
+  Ps extends Record<string, Param<unknown, unknown>>,
+  Names extends string,
+> {
+  /** A stable name for the OpenAPI document (Zulip's operation ids). */
+  operationId: string;
+  summary: string;
+  deprecated?: boolean;
+  tag: string;
+  params: Ps;
+  /** The path parameters the handler reads; the URL it is bound to must have exactly these. */
+  pathParams?: readonly Names[];
+  /** Send the handler's result as the whole body, without the success envelope (documents, not API data). */
+  bare?: boolean;
+}
+
+/**
+ * An operation not yet bound to a URL: what a route module returns, and what
+ * `src/urls.ts` binds to a method and a path with {@link url}.
+ */
+export interface Endpoint<Names extends string> {
+  readonly auth: "public" | "user";
+  readonly access: Access;
+  readonly spec: EndpointSpec<Record<string, Param<unknown, unknown>>, Names>;
+  readonly handler: Operation["handler"];
+  /** The names of its path parameters, read and written: a view fits only a URL with exactly these. */
+  readonly pathNames: (names: Names) => Names;
+}
+
+/** An operation that needs no authentication. */
+export function publicEndpoint<
+  Ps extends Record<string, Param<unknown, unknown>>,
+  const Names extends string = never,
+>(
+  spec: EndpointSpec<Ps, Names>,
+  handler: (
+    context: PublicContext<{ [K in Names]: number }, ParamValues<Ps>>,
+  ) => Promise<object> | object,
+): Endpoint<Names> {
+  return {
+    auth: "public",
+    access: {},
+    spec,
+    handler: handler as Operation["handler"],
+    pathNames: (names) => names,
+  };
+}
+
+/** An operation for authenticated users (HTTP Basic with an API key), with its access rules. */
+export function userEndpoint<
+  Ps extends Record<string, Param<unknown, unknown>>,
+  const Names extends string = never,
+>(
+  spec: EndpointSpec<Ps, Names> & { access?: Access },
+  handler: (
+    context: UserContext<{ [K in Names]: number }, ParamValues<Ps>>,
+  ) => Promise<object> | object,
+): Endpoint<Names> {
+  return {
+    auth: "user",
+    access: spec.access ?? {},
+    spec,
+    handler: handler as unknown as Operation["handler"],
+    pathNames: (names) => names,
+  };
+}
+
+/**
+ * One row of the URL table: `view` served at `method` `path`. The compiler
+ * checks that the path's `{...}` segments are the view's path parameters, and
+ * so does this function when the table is built.
+ */
+export function url<P extends string>(
+  method: Method,
+  path: P,
+  view: Endpoint<PathParamNames<P>>,
+): Operation {
+  const inPath = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
+  const declared = [...(view.spec.pathParams ?? [])].sort();
+  if (inPath.join() !== declared.join())
+    throw new Error(`${method} ${path}: the view reads path parameters [${declared.join()}]`);
+  const { operationId, summary, tag, params } = view.spec;
+  return {
+    method,
+    path,
+    operationId,
+    summary,
+    tag,
+    params,
+    deprecated: view.spec.deprecated ?? false,
+    bare: view.spec.bare ?? false,
+    auth: view.auth,
+    access: view.access,
+    handler: view.handler,
+  };
+}
+
+/** The operations of the API: the URL table's rows (`src/urls.ts`), checked for duplicates. */
 export class Api {
   readonly operations: Operation[] = [];
 
-  private add(operation: Operation): void {
+  constructor(rows: readonly Operation[] = []) {
+    rows.forEach((row) => {
+      this.add(row);
+    });
+  }
+
+  /** Adds one row; a method and path given twice is a mistake in the table. */
+  add(operation: Operation): void {
     if (this.operations.some((o) => o.method === operation.method && o.path === operation.path)) {
       throw new Error(`${operation.method} ${operation.path} is declared twice`);
     }
     this.operations.push(operation);
-  }
-
-  /** An operation that needs no authentication. */
-  public<P extends string, Ps extends Record<string, Param<unknown, unknown>>>(
-    method: Method,
-    path: P,
-    spec: Omit<OperationSpec<P, Ps>, "path">,
-    handler: (context: PublicContext<PathParams<P>, ParamValues<Ps>>) => Promise<object> | object,
-  ): void {
-    this.add({
-      ...spec,
-      deprecated: spec.deprecated ?? false,
-      bare: spec.bare ?? false,
-      method,
-      path,
-      auth: "public",
-      access: {},
-      handler: handler as Operation["handler"],
-    });
-  }
-
-  /** An operation for authenticated users (HTTP Basic with an API key). */
-  user<P extends string, Ps extends Record<string, Param<unknown, unknown>>>(
-    method: Method,
-    path: P,
-    spec: Omit<OperationSpec<P, Ps>, "path"> & { access?: Access },
-    handler: (context: UserContext<PathParams<P>, ParamValues<Ps>>) => Promise<object> | object,
-  ): void {
-    this.add({
-      ...spec,
-      deprecated: spec.deprecated ?? false,
-      bare: spec.bare ?? false,
-      access: spec.access ?? {},
-      method,
-      path,
-      auth: "user",
-      handler: handler as unknown as Operation["handler"],
-    });
   }
 }
 

@@ -9,112 +9,106 @@ import { MAX_HISTORY_DAYS } from "../actions/presence";
 import { fetchInitialState } from "../events/initial-state";
 import { createQueue, deleteQueue, pollEvents } from "../events/queue";
 import { bool, int, json, str } from "../lib/params";
-import type { Api } from "../lib/typed-endpoint";
+import { userEndpoint } from "../lib/typed-endpoint";
 import { VERSION_FIELDS } from "../lib/version";
 import type { Services } from "../services";
 
 const eventTypes = z.array(z.string().max(100)).max(100);
 
 /** The real-time events system: register a queue with the initial state, poll it, delete it. */
-export function eventRoutes(api: Api, { db, config, events }: Services): void {
-  api.user(
-    "POST",
-    "/register",
-    {
-      operationId: "register-queue",
-      summary: "Register an event queue",
-      tag: "real_time_events",
-      params: {
-        event_types: json(eventTypes)
-          .optional()
-          .describe("Event types to receive; all when absent"),
-        fetch_event_types: json(eventTypes)
-          .optional()
-          .describe("State to fetch; event_types when absent"),
-        apply_markdown: bool().default(false),
-        client_gravatar: bool().default(true),
-        slim_presence: bool().default(false),
-        include_subscribers: bool().default(false),
-        all_public_streams: bool().default(false),
-        presence_history_limit_days: int({ min: 1, max: MAX_HISTORY_DAYS }).optional(),
-        client_capabilities: json(z.record(z.string(), z.unknown())).default({}),
-        narrow: json(z.array(z.unknown())).default([]),
-      },
-    },
-    async ({ realm, user, params }) => {
-      // The queue first: whatever changes after this point reaches it as events.
-      const queueId = await createQueue(db.prisma, user, {
-        maxPerUser: config.CHAT_MAX_QUEUES_PER_USER,
-        eventTypes: params.event_types,
-        options: {
-          apply_markdown: params.apply_markdown,
-          client_gravatar: params.client_gravatar,
-          slim_presence: params.slim_presence,
+export function eventRoutes({ db, config, events }: Services) {
+  return {
+    registerQueue: userEndpoint(
+      {
+        operationId: "register-queue",
+        summary: "Register an event queue",
+        tag: "real_time_events",
+        params: {
+          event_types: json(eventTypes)
+            .optional()
+            .describe("Event types to receive; all when absent"),
+          fetch_event_types: json(eventTypes)
+            .optional()
+            .describe("State to fetch; event_types when absent"),
+          apply_markdown: bool().default(false),
+          client_gravatar: bool().default(true),
+          slim_presence: bool().default(false),
+          include_subscribers: bool().default(false),
+          all_public_streams: bool().default(false),
+          presence_history_limit_days: int({ min: 1, max: MAX_HISTORY_DAYS }).optional(),
+          client_capabilities: json(z.record(z.string(), z.unknown())).default({}),
+          narrow: json(z.array(z.unknown())).default([]),
         },
-      });
-      const state = await fetchInitialState(db, realm, user, {
-        wanted: params.fetch_event_types ?? params.event_types,
-        slimPresence: params.slim_presence,
-        presenceHistoryDays: params.presence_history_limit_days,
-        limitPresenceToAccessible: config.CHAT_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE,
-      });
-      return {
-        queue_id: queueId,
-        last_event_id: -1,
-        ...VERSION_FIELDS,
-        max_stream_name_length: MAX_CHANNEL_NAME_LENGTH,
-        max_stream_description_length: MAX_CHANNEL_DESCRIPTION_LENGTH,
-        max_topic_length: MAX_TOPIC_LENGTH,
-        max_message_length: MAX_MESSAGE_LENGTH,
-        ...state,
-      };
-    },
-  );
-
-  api.user(
-    "GET",
-    "/events",
-    {
-      operationId: "get-events",
-      summary: "Get events from an event queue",
-      tag: "real_time_events",
-      params: {
-        queue_id: str(),
-        last_event_id: int({ min: -1 }).optional(),
-        dont_block: bool().default(false),
       },
-    },
-    async ({ user, params, request }) => {
-      const release = events.admitPoll(user.id, config.CHAT_MAX_POLLS_PER_USER);
-      try {
+      async ({ realm, user, params }) => {
+        // The queue first: whatever changes after this point reaches it as events.
+        const queueId = await createQueue(db.prisma, user, {
+          maxPerUser: config.CHAT_MAX_QUEUES_PER_USER,
+          eventTypes: params.event_types,
+          options: {
+            apply_markdown: params.apply_markdown,
+            client_gravatar: params.client_gravatar,
+            slim_presence: params.slim_presence,
+          },
+        });
+        const state = await fetchInitialState(db, realm, user, {
+          wanted: params.fetch_event_types ?? params.event_types,
+          slimPresence: params.slim_presence,
+          presenceHistoryDays: params.presence_history_limit_days,
+          limitPresenceToAccessible: config.CHAT_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE,
+        });
         return {
-          events: await pollEvents(db.prisma, events, user.id, {
-            queueId: params.queue_id,
-            lastEventId: params.last_event_id,
-            dontBlock: params.dont_block,
-            heartbeatMs: config.CHAT_EVENT_HEARTBEAT_SECONDS * 1000,
-            signal: request.signal,
-          }),
-          queue_id: params.queue_id,
+          queue_id: queueId,
+          last_event_id: -1,
+          ...VERSION_FIELDS,
+          max_stream_name_length: MAX_CHANNEL_NAME_LENGTH,
+          max_stream_description_length: MAX_CHANNEL_DESCRIPTION_LENGTH,
+          max_topic_length: MAX_TOPIC_LENGTH,
+          max_message_length: MAX_MESSAGE_LENGTH,
+          ...state,
         };
-      } finally {
-        release();
-      }
-    },
-  );
-
-  api.user(
-    "DELETE",
-    "/events",
-    {
-      operationId: "delete-queue",
-      summary: "Delete an event queue",
-      tag: "real_time_events",
-      params: { queue_id: str() },
-    },
-    async ({ user, params }) => {
-      await deleteQueue(db.prisma, user.id, params.queue_id);
-      return {};
-    },
-  );
+      },
+    ),
+    getEvents: userEndpoint(
+      {
+        operationId: "get-events",
+        summary: "Get events from an event queue",
+        tag: "real_time_events",
+        params: {
+          queue_id: str(),
+          last_event_id: int({ min: -1 }).optional(),
+          dont_block: bool().default(false),
+        },
+      },
+      async ({ user, params, request }) => {
+        const release = events.admitPoll(user.id, config.CHAT_MAX_POLLS_PER_USER);
+        try {
+          return {
+            events: await pollEvents(db.prisma, events, user.id, {
+              queueId: params.queue_id,
+              lastEventId: params.last_event_id,
+              dontBlock: params.dont_block,
+              heartbeatMs: config.CHAT_EVENT_HEARTBEAT_SECONDS * 1000,
+              signal: request.signal,
+            }),
+            queue_id: params.queue_id,
+          };
+        } finally {
+          release();
+        }
+      },
+    ),
+    deleteQueue: userEndpoint(
+      {
+        operationId: "delete-queue",
+        summary: "Delete an event queue",
+        tag: "real_time_events",
+        params: { queue_id: str() },
+      },
+      async ({ user, params }) => {
+        await deleteQueue(db.prisma, user.id, params.queue_id);
+        return {};
+      },
+    ),
+  };
 }

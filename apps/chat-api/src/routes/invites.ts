@@ -11,7 +11,7 @@ import {
 import { bool, int, json, str } from "../lib/params";
 import { realmUrl } from "../lib/realm-url";
 import { Role } from "../lib/roles";
-import type { Api } from "../lib/typed-endpoint";
+import { userEndpoint } from "../lib/typed-endpoint";
 import type { Services } from "../services";
 
 /** The terms both kinds of invitation take. */
@@ -40,88 +40,78 @@ function terms(params: {
 }
 
 /** Invitations: by e-mail and as reusable links. */
-export function inviteRoutes(api: Api, { db, config, logger }: Services): void {
-  api.user(
-    "POST",
-    "/invites",
-    {
-      operationId: "send-invites",
-      summary: "Send invitations",
-      tag: "invites",
-      access: { guests: false },
-      params: {
-        invitee_emails: str().describe("Addresses, separated by commas or newlines"),
-        notify_referrer_on_join: bool().default(true),
-        ...termParams,
+export function inviteRoutes({ db, config, logger }: Services) {
+  return {
+    sendInvites: userEndpoint(
+      {
+        operationId: "send-invites",
+        summary: "Send invitations",
+        tag: "invites",
+        access: { guests: false },
+        params: {
+          invitee_emails: str().describe("Addresses, separated by commas or newlines"),
+          notify_referrer_on_join: bool().default(true),
+          ...termParams,
+        },
       },
-    },
-    async ({ realm, user, params }) => {
-      await doInviteUsers(db.prisma, logger, user, {
-        emails: params.invitee_emails,
-        terms: terms(params),
-        notifyReferrerOnJoin: params.notify_referrer_on_join,
-        realmUrl: realmUrl(config, realm),
-        maxPerDay: config.CHAT_MAX_INVITES_PER_DAY,
-      });
-      return {};
-    },
-  );
-
-  api.user(
-    "POST",
-    "/invites/multiuse",
-    {
-      operationId: "create-invite-link",
-      summary: "Create a reusable invitation link",
-      tag: "invites",
-      params: termParams,
-    },
-    async ({ realm, user, params }) => ({
-      invite_link: await doCreateReusableInvite(
-        db.prisma,
-        user,
-        terms(params),
-        realmUrl(config, realm),
-      ),
-    }),
-  );
-
-  api.user(
-    "GET",
-    "/invites",
-    { operationId: "get-invites", summary: "Get all invitations", tag: "invites", params: {} },
-    async ({ realm, user }) => ({
-      invites: await listInvitations(db.prisma, user, realmUrl(config, realm)),
-    }),
-  );
-
-  api.user(
-    "DELETE",
-    "/invites/{invite_id}",
-    {
-      operationId: "revoke-email-invite",
-      summary: "Revoke an email invitation",
-      tag: "invites",
-      params: {},
-    },
-    async ({ user, path }) => {
-      await doRevokeInvitation(db.prisma, user, path.invite_id);
-      return {};
-    },
-  );
-
-  api.user(
-    "DELETE",
-    "/invites/multiuse/{invite_id}",
-    {
-      operationId: "revoke-invite-link",
-      summary: "Revoke a reusable invitation link",
-      tag: "invites",
-      params: {},
-    },
-    async ({ user, path }) => {
-      await doRevokeReusableInvite(db.prisma, user, path.invite_id);
-      return {};
-    },
-  );
+      async ({ realm, user, params }) => {
+        await doInviteUsers(db.prisma, logger, user, {
+          emails: params.invitee_emails,
+          terms: terms(params),
+          notifyReferrerOnJoin: params.notify_referrer_on_join,
+          realmUrl: realmUrl(config, realm),
+          maxPerDay: config.CHAT_MAX_INVITES_PER_DAY,
+        });
+        return {};
+      },
+    ),
+    createInviteLink: userEndpoint(
+      {
+        operationId: "create-invite-link",
+        summary: "Create a reusable invitation link",
+        tag: "invites",
+        params: termParams,
+      },
+      async ({ realm, user, params }) => ({
+        invite_link: await doCreateReusableInvite(
+          db.prisma,
+          user,
+          terms(params),
+          realmUrl(config, realm),
+        ),
+      }),
+    ),
+    getInvites: userEndpoint(
+      { operationId: "get-invites", summary: "Get all invitations", tag: "invites", params: {} },
+      async ({ realm, user }) => ({
+        invites: await listInvitations(db.prisma, user, realmUrl(config, realm)),
+      }),
+    ),
+    revokeEmailInvite: userEndpoint(
+      {
+        pathParams: ["invite_id"],
+        operationId: "revoke-email-invite",
+        summary: "Revoke an email invitation",
+        tag: "invites",
+        params: {},
+      },
+      async ({ user, path }) => {
+        await doRevokeInvitation(db.prisma, user, path.invite_id);
+        return {};
+      },
+    ),
+    revokeInviteLink: userEndpoint(
+      {
+        pathParams: ["invite_id"],
+        operationId: "revoke-invite-link",
+        summary: "Revoke a reusable invitation link",
+        tag: "invites",
+        params: {},
+      },
+      async ({ user, path }) => {
+        await doRevokeReusableInvite(db.prisma, user, path.invite_id);
+        return {};
+      },
+    ),
+  };
 }

@@ -1,10 +1,9 @@
 import { JsonableError } from "@repo/envelope";
 import { z } from "zod";
 import { doSendMessage } from "../actions/messages";
-import { doMarkAllAsRead, fetchMessages } from "../actions/read-messages";
-import { doCreateReminder, doDeleteReminder, listReminders } from "../actions/reminders";
+import { fetchMessages } from "../actions/read-messages";
 import { INT32_MAX, bool, int, json, oneOf, str } from "../lib/params";
-import type { Api } from "../lib/typed-endpoint";
+import { userEndpoint } from "../lib/typed-endpoint";
 import type { Services } from "../services";
 
 const narrowSchema = z.array(
@@ -72,147 +71,77 @@ function channelRecipient(raw: string): number | string {
   return raw;
 }
 
-/** Messages (the minimal set: send, fetch, mark read) and reminders about them. */
-export function messageRoutes(api: Api, { db, config }: Services): void {
-  api.user(
-    "POST",
-    "/messages",
-    {
-      operationId: "send-message",
-      summary: "Send a message",
-      tag: "messages",
-      params: {
-        type: oneOf(["stream", "channel", "private", "direct"]),
-        to: str({ ownNulCheck: true }),
-        topic: str({ ownNulCheck: true }).alias("subject").default(""),
-        content: str({ ownNulCheck: true }),
-        queue_id: str().optional().describe("Accepted for compatibility; unused"),
-        local_id: str().optional().describe("Accepted for compatibility; unused"),
-        read_by_sender: bool()
-          .optional()
-          .describe("Accepted for compatibility; the sender has read it"),
+/** Messages: sending, and fetching with anchors and narrows. */
+export function messageRoutes({ db }: Services) {
+  return {
+    sendMessage: userEndpoint(
+      {
+        operationId: "send-message",
+        summary: "Send a message",
+        tag: "messages",
+        params: {
+          type: oneOf(["stream", "channel", "private", "direct"]),
+          to: str({ ownNulCheck: true }),
+          topic: str({ ownNulCheck: true }).alias("subject").default(""),
+          content: str({ ownNulCheck: true }),
+          queue_id: str().optional().describe("Accepted for compatibility; unused"),
+          local_id: str().optional().describe("Accepted for compatibility; unused"),
+          read_by_sender: bool()
+            .optional()
+            .describe("Accepted for compatibility; the sender has read it"),
+        },
       },
-    },
-    async ({ user, params }) => {
-      const isChannel = params.type === "stream" || params.type === "channel";
-      const id = await doSendMessage(
-        db.prisma,
-        user,
-        isChannel
-          ? {
-              kind: "channel",
-              to: channelRecipient(params.to),
-              topic: params.topic,
-              content: params.content,
-            }
-          : { kind: "direct", to: directRecipients(params.to), content: params.content },
-      );
-      return { id };
-    },
-  );
-
-  api.user(
-    "GET",
-    "/messages",
-    {
-      operationId: "get-messages",
-      summary: "Get messages",
-      tag: "messages",
-      params: {
-        anchor: str().default("newest").describe("A message id, newest, oldest or first_unread"),
-        num_before: int({ min: 0 }).default(0),
-        num_after: int({ min: 0 }).default(0),
-        include_anchor: bool().default(true),
-        narrow: json(narrowSchema).default([]),
-        client_gravatar: bool().default(true),
-        apply_markdown: bool().default(true),
-        use_first_unread_anchor: bool().default(false),
-        allow_empty_topic_name: bool().default(false),
+      async ({ user, params }) => {
+        const isChannel = params.type === "stream" || params.type === "channel";
+        const id = await doSendMessage(
+          db.prisma,
+          user,
+          isChannel
+            ? {
+                kind: "channel",
+                to: channelRecipient(params.to),
+                topic: params.topic,
+                content: params.content,
+              }
+            : { kind: "direct", to: directRecipients(params.to), content: params.content },
+        );
+        return { id };
       },
-    },
-    async ({ user, params }) => {
-      const raw = params.use_first_unread_anchor ? "first_unread" : params.anchor;
-      let anchor: "newest" | "oldest" | "first_unread" | number;
-      if (raw === "newest" || raw === "oldest" || raw === "first_unread") anchor = raw;
-      else if (/^\d{1,10}$/.test(raw) && Number(raw) <= INT32_MAX) anchor = Number(raw);
-      else throw new JsonableError("Invalid anchor");
-      return fetchMessages(db.prisma, user, {
-        anchor,
-        numBefore: params.num_before,
-        numAfter: params.num_after,
-        includeAnchor: params.include_anchor,
-        narrow: params.narrow.map((term) =>
-          Array.isArray(term) ? { operator: term[0], operand: term[1] } : term,
-        ),
-        view: { clientGravatar: params.client_gravatar, applyMarkdown: params.apply_markdown },
-      });
-    },
-  );
-
-  api.user(
-    "POST",
-    "/mark_all_as_read",
-    {
-      operationId: "mark-all-as-read",
-      summary: "Mark all messages as read",
-      tag: "messages",
-      deprecated: true,
-      params: {},
-    },
-    async ({ user }) => ({
-      complete: await doMarkAllAsRead(db.prisma, user, config.CHAT_MARK_READ_BUDGET_MS),
-    }),
-  );
-
-  api.user(
-    "POST",
-    "/reminders",
-    {
-      operationId: "create-message-reminder",
-      summary: "Create a message reminder",
-      tag: "scheduled_messages",
-      params: {
-        message_id: int({ min: 1 }),
-        scheduled_delivery_timestamp: int({ min: 0, max: 253_402_300_799 }),
-        note: str().optional(),
+    ),
+    getMessages: userEndpoint(
+      {
+        operationId: "get-messages",
+        summary: "Get messages",
+        tag: "messages",
+        params: {
+          anchor: str().default("newest").describe("A message id, newest, oldest or first_unread"),
+          num_before: int({ min: 0 }).default(0),
+          num_after: int({ min: 0 }).default(0),
+          include_anchor: bool().default(true),
+          narrow: json(narrowSchema).default([]),
+          client_gravatar: bool().default(true),
+          apply_markdown: bool().default(true),
+          use_first_unread_anchor: bool().default(false),
+          allow_empty_topic_name: bool().default(false),
+        },
       },
-    },
-    async ({ user, params }) => ({
-      reminder_id: await doCreateReminder(
-        db.prisma,
-        user,
-        params.message_id,
-        params.scheduled_delivery_timestamp,
-        params.note,
-        config.CHAT_MAX_OBJECTS_PER_USER,
-      ),
-    }),
-  );
-
-  api.user(
-    "GET",
-    "/reminders",
-    {
-      operationId: "get-reminders",
-      summary: "Get reminders",
-      tag: "scheduled_messages",
-      params: {},
-    },
-    async ({ user }) => ({ reminders: await listReminders(db.prisma, user.id) }),
-  );
-
-  api.user(
-    "DELETE",
-    "/reminders/{reminder_id}",
-    {
-      operationId: "delete-reminder",
-      summary: "Delete a reminder",
-      tag: "scheduled_messages",
-      params: {},
-    },
-    async ({ user, path }) => {
-      await doDeleteReminder(db.prisma, user, path.reminder_id);
-      return {};
-    },
-  );
+      async ({ user, params }) => {
+        const raw = params.use_first_unread_anchor ? "first_unread" : params.anchor;
+        let anchor: "newest" | "oldest" | "first_unread" | number;
+        if (raw === "newest" || raw === "oldest" || raw === "first_unread") anchor = raw;
+        else if (/^\d{1,10}$/.test(raw) && Number(raw) <= INT32_MAX) anchor = Number(raw);
+        else throw new JsonableError("Invalid anchor");
+        return fetchMessages(db.prisma, user, {
+          anchor,
+          numBefore: params.num_before,
+          numAfter: params.num_after,
+          includeAnchor: params.include_anchor,
+          narrow: params.narrow.map((term) =>
+            Array.isArray(term) ? { operator: term[0], operand: term[1] } : term,
+          ),
+          view: { clientGravatar: params.client_gravatar, applyMarkdown: params.apply_markdown },
+        });
+      },
+    ),
+  };
 }

@@ -7,73 +7,69 @@ import {
   realmPresences,
 } from "../actions/presence";
 import { bool, int, oneOf } from "../lib/params";
-import type { Api } from "../lib/typed-endpoint";
+import { userEndpoint } from "../lib/typed-endpoint";
 import type { Services } from "../services";
 
 /** Presence: report one's own, read the realm's. */
-export function presenceRoutes(api: Api, { db, config }: Services): void {
+export function presenceRoutes({ db, config }: Services) {
   const limitToAccessible = config.CHAT_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE;
-
-  api.user(
-    "POST",
-    "/users/me/presence",
-    {
-      operationId: "update-presence",
-      summary: "Update your presence",
-      tag: "users",
-      access: { bots: false },
-      params: {
-        status: oneOf(["active", "idle"]),
-        ping_only: bool().default(false),
-        new_user_input: bool().default(false),
-        slim_presence: bool().default(false),
-        last_update_id: int({ min: -1 }).optional(),
-        history_limit_days: int({ min: 1, max: MAX_HISTORY_DAYS }).optional(),
+  return {
+    updatePresence: userEndpoint(
+      {
+        operationId: "update-presence",
+        summary: "Update your presence",
+        tag: "users",
+        access: { bots: false },
+        params: {
+          status: oneOf(["active", "idle"]),
+          ping_only: bool().default(false),
+          new_user_input: bool().default(false),
+          slim_presence: bool().default(false),
+          last_update_id: int({ min: -1 }).optional(),
+          history_limit_days: int({ min: 1, max: MAX_HISTORY_DAYS }).optional(),
+        },
       },
-    },
-    async ({ user, params }) => {
-      await doUpdatePresence(db.prisma, user, params.status, limitToAccessible);
-      if (params.ping_only) return {};
-      const lastUpdateId = params.last_update_id;
-      const modern = lastUpdateId !== undefined;
-      const rows = await realmPresences(db, user, {
-        limitToAccessible,
-        ...(modern && lastUpdateId >= 0 ? { afterUpdateId: lastUpdateId } : {}),
-        ...(params.history_limit_days === undefined
-          ? {}
-          : { historyDays: params.history_limit_days }),
-      });
-      return {
-        ...(modern
-          ? { presence_last_update_id: await lastPresenceUpdateId(db.prisma, user.realm_id) }
-          : {}),
-        server_timestamp: Date.now() / 1000,
-        presences: Object.fromEntries(
-          rows.map((p): [string, object] =>
-            modern
-              ? [String(p.user_id), modernPresence(p)]
-              : [params.slim_presence ? String(p.user_id) : p.email, legacyPresence(p)],
+      async ({ user, params }) => {
+        await doUpdatePresence(db.prisma, user, params.status, limitToAccessible);
+        if (params.ping_only) return {};
+        const lastUpdateId = params.last_update_id;
+        const modern = lastUpdateId !== undefined;
+        const rows = await realmPresences(db, user, {
+          limitToAccessible,
+          ...(modern && lastUpdateId >= 0 ? { afterUpdateId: lastUpdateId } : {}),
+          ...(params.history_limit_days === undefined
+            ? {}
+            : { historyDays: params.history_limit_days }),
+        });
+        return {
+          ...(modern
+            ? { presence_last_update_id: await lastPresenceUpdateId(db.prisma, user.realm_id) }
+            : {}),
+          server_timestamp: Date.now() / 1000,
+          presences: Object.fromEntries(
+            rows.map((p): [string, object] =>
+              modern
+                ? [String(p.user_id), modernPresence(p)]
+                : [params.slim_presence ? String(p.user_id) : p.email, legacyPresence(p)],
+            ),
           ),
-        ),
-      };
-    },
-  );
-
-  api.user(
-    "GET",
-    "/realm/presence",
-    {
-      operationId: "get-presence",
-      summary: "Get presence of all users",
-      tag: "users",
-      params: {},
-    },
-    async ({ user }) => {
-      const rows = await realmPresences(db, user, { limitToAccessible });
-      return {
-        presences: Object.fromEntries(rows.map((p) => [p.email, legacyPresence(p)])),
-        server_timestamp: Date.now() / 1000,
-      };
-    },
-  );
+        };
+      },
+    ),
+    getPresence: userEndpoint(
+      {
+        operationId: "get-presence",
+        summary: "Get presence of all users",
+        tag: "users",
+        params: {},
+      },
+      async ({ user }) => {
+        const rows = await realmPresences(db, user, { limitToAccessible });
+        return {
+          presences: Object.fromEntries(rows.map((p) => [p.email, legacyPresence(p)])),
+          server_timestamp: Date.now() / 1000,
+        };
+      },
+    ),
+  };
 }

@@ -8,139 +8,122 @@ import {
   listProfileFields,
 } from "../actions/realm-config";
 import { bool, int, json, str } from "../lib/params";
-import type { Api } from "../lib/typed-endpoint";
+import { userEndpoint } from "../lib/typed-endpoint";
 import type { Services } from "../services";
 
 const ids = z.array(z.int32());
 
 /** Linkifiers and custom profile fields of the realm: listing and reordering. */
-export function realmRoutes(api: Api, { db }: Services): void {
-  api.user(
-    "GET",
-    "/realm/linkifiers",
-    {
-      operationId: "get-linkifiers",
-      summary: "Get linkifiers",
-      tag: "server_and_organizations",
-      params: {},
-    },
-    async ({ realm }) => ({ linkifiers: await listLinkifiers(db.prisma, realm.id) }),
-  );
-
-  api.user(
-    "PATCH",
-    "/realm/linkifiers",
-    {
-      operationId: "reorder-linkifiers",
-      summary: "Reorder linkifiers",
-      tag: "server_and_organizations",
-      access: { role: "administrator" },
-      params: {
-        ordered_linkifier_ids: json(ids).describe(
-          "IDs of all the organization's linkifiers, in the new order",
-        ),
+export function realmRoutes({ db }: Services) {
+  return {
+    getLinkifiers: userEndpoint(
+      {
+        operationId: "get-linkifiers",
+        summary: "Get linkifiers",
+        tag: "server_and_organizations",
+        params: {},
       },
-    },
-    async ({ realm, params }) => {
-      await doReorderLinkifiers(db.prisma, realm.id, params.ordered_linkifier_ids);
-      return {};
-    },
-  );
-
-  api.user(
-    "POST",
-    "/realm/filters",
-    {
-      operationId: "add-linkifier",
-      summary: "Add a linkifier",
-      tag: "server_and_organizations",
-      access: { role: "administrator" },
-      params: {
-        pattern: str({ notBlank: true }).describe("Regular expression (Python syntax)"),
-        url_template: str({ notBlank: true }).describe("RFC 6570 URL template"),
+      async ({ realm }) => ({ linkifiers: await listLinkifiers(db.prisma, realm.id) }),
+    ),
+    reorderLinkifiers: userEndpoint(
+      {
+        operationId: "reorder-linkifiers",
+        summary: "Reorder linkifiers",
+        tag: "server_and_organizations",
+        access: { role: "administrator" },
+        params: {
+          ordered_linkifier_ids: json(ids).describe(
+            "IDs of all the organization's linkifiers, in the new order",
+          ),
+        },
       },
-    },
-    async ({ realm, params }) => ({
-      id: await doAddLinkifier(db.prisma, realm.id, params.pattern, params.url_template),
-    }),
-  );
-
-  api.user(
-    "DELETE",
-    "/realm/filters/{filter_id}",
-    {
-      operationId: "remove-linkifier",
-      summary: "Remove a linkifier",
-      tag: "server_and_organizations",
-      access: { role: "administrator" },
-      params: {},
-    },
-    async ({ realm, path }) => {
-      await doRemoveLinkifier(db.prisma, realm.id, path.filter_id);
-      return {};
-    },
-  );
-
-  api.user(
-    "POST",
-    "/realm/profile_fields",
-    {
-      operationId: "create-custom-profile-field",
-      summary: "Create a custom profile field",
-      tag: "server_and_organizations",
-      access: { role: "administrator" },
-      params: {
-        name: str().default(""),
-        hint: str().default(""),
-        field_type: int(),
-        field_data: json(z.record(z.string(), z.unknown())).default({}),
-        display_in_profile_summary: bool().default(false),
-        required: bool().default(false),
-        editable_by_user: bool().default(true),
+      async ({ realm, params }) => {
+        await doReorderLinkifiers(db.prisma, realm.id, params.ordered_linkifier_ids);
+        return {};
       },
-    },
-    async ({ realm, params }) => ({
-      id: await doCreateProfileField(db.prisma, realm.id, {
-        name: params.name.trim(),
-        hint: params.hint,
-        fieldType: params.field_type,
-        fieldData: params.field_data,
-        displayInProfileSummary: params.display_in_profile_summary,
-        required: params.required,
-        editableByUser: params.editable_by_user,
+    ),
+    addLinkifier: userEndpoint(
+      {
+        operationId: "add-linkifier",
+        summary: "Add a linkifier",
+        tag: "server_and_organizations",
+        access: { role: "administrator" },
+        params: {
+          pattern: str({ notBlank: true }).describe("Regular expression (Python syntax)"),
+          url_template: str({ notBlank: true }).describe("RFC 6570 URL template"),
+        },
+      },
+      async ({ realm, params }) => ({
+        id: await doAddLinkifier(db.prisma, realm.id, params.pattern, params.url_template),
       }),
-    }),
-  );
-
-  api.user(
-    "GET",
-    "/realm/profile_fields",
-    {
-      operationId: "get-custom-profile-fields",
-      summary: "Get all custom profile fields",
-      tag: "server_and_organizations",
-      params: {},
-    },
-    async ({ realm }) => ({ custom_fields: await listProfileFields(db.prisma, realm.id) }),
-  );
-
-  api.user(
-    "PATCH",
-    "/realm/profile_fields",
-    {
-      operationId: "reorder-custom-profile-fields",
-      summary: "Reorder custom profile fields",
-      tag: "server_and_organizations",
-      access: { role: "administrator" },
-      params: {
-        order: json(ids).describe(
-          "IDs of all the organization's custom profile fields, in the new order",
-        ),
+    ),
+    removeLinkifier: userEndpoint(
+      {
+        pathParams: ["filter_id"],
+        operationId: "remove-linkifier",
+        summary: "Remove a linkifier",
+        tag: "server_and_organizations",
+        access: { role: "administrator" },
+        params: {},
       },
-    },
-    async ({ realm, params }) => {
-      await doReorderProfileFields(db.prisma, realm.id, params.order);
-      return {};
-    },
-  );
+      async ({ realm, path }) => {
+        await doRemoveLinkifier(db.prisma, realm.id, path.filter_id);
+        return {};
+      },
+    ),
+    createCustomProfileField: userEndpoint(
+      {
+        operationId: "create-custom-profile-field",
+        summary: "Create a custom profile field",
+        tag: "server_and_organizations",
+        access: { role: "administrator" },
+        params: {
+          name: str().default(""),
+          hint: str().default(""),
+          field_type: int(),
+          field_data: json(z.record(z.string(), z.unknown())).default({}),
+          display_in_profile_summary: bool().default(false),
+          required: bool().default(false),
+          editable_by_user: bool().default(true),
+        },
+      },
+      async ({ realm, params }) => ({
+        id: await doCreateProfileField(db.prisma, realm.id, {
+          name: params.name.trim(),
+          hint: params.hint,
+          fieldType: params.field_type,
+          fieldData: params.field_data,
+          displayInProfileSummary: params.display_in_profile_summary,
+          required: params.required,
+          editableByUser: params.editable_by_user,
+        }),
+      }),
+    ),
+    getCustomProfileFields: userEndpoint(
+      {
+        operationId: "get-custom-profile-fields",
+        summary: "Get all custom profile fields",
+        tag: "server_and_organizations",
+        params: {},
+      },
+      async ({ realm }) => ({ custom_fields: await listProfileFields(db.prisma, realm.id) }),
+    ),
+    reorderCustomProfileFields: userEndpoint(
+      {
+        operationId: "reorder-custom-profile-fields",
+        summary: "Reorder custom profile fields",
+        tag: "server_and_organizations",
+        access: { role: "administrator" },
+        params: {
+          order: json(ids).describe(
+            "IDs of all the organization's custom profile fields, in the new order",
+          ),
+        },
+      },
+      async ({ realm, params }) => {
+        await doReorderProfileFields(db.prisma, realm.id, params.order);
+        return {};
+      },
+    ),
+  };
 }

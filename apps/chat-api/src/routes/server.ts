@@ -1,107 +1,83 @@
-import { ErrorCode, JsonableError, UnauthorizedError } from "@repo/envelope";
+import { ErrorCode, JsonableError } from "@repo/envelope";
+import { devApiKey } from "../actions/accounts";
+import { hasWebPublicChannels } from "../actions/channels";
 import { renderPlainText } from "../lib/render";
 import { isIncompatibleClient } from "../lib/client-version";
 import { isProduction } from "../lib/config";
 import { str } from "../lib/params";
 import { realmIconUrl, realmUrl } from "../lib/realm-url";
-import type { Api } from "../lib/typed-endpoint";
+import { publicEndpoint } from "../lib/typed-endpoint";
 import { VERSION_FIELDS } from "../lib/version";
 import type { Services } from "../services";
 
 /** GET /server_settings and POST /dev_fetch_api_key: the two operations a client calls before it has a key. */
-export function serverRoutes(api: Api, { config, db }: Services): void {
-  api.public(
-    "GET",
-    "/server_settings",
-    {
-      operationId: "get-server-settings",
-      summary: "Get server settings",
-      tag: "server_and_organizations",
-      params: {},
-    },
-    async ({ realm, request }) => {
-      const settings = {
-        // API-key login only: password and the development key, as configured.
-        authentication_methods: {
-          password: realm?.password_auth_enabled ?? true,
-          dev: !isProduction(config),
-          email: false,
-          ldap: false,
-          remoteuser: false,
-          github: false,
-          azuread: false,
-          gitlab: false,
-          apple: false,
-          google: false,
-          saml: false,
-          "openid connect": false,
-          discord: false,
-        },
-        external_authentication_methods: [],
-        ...VERSION_FIELDS,
-        push_notifications_enabled: config.CHAT_PUSH_BOUNCER_URL !== undefined,
-        is_incompatible: isIncompatibleClient(
-          request.userAgent,
-          config.CHAT_MINIMUM_CLIENT_VERSIONS,
-        ),
-      };
-      if (realm === undefined) return settings;
-      const webPublic =
-        config.CHAT_WEB_PUBLIC_STREAMS_ENABLED &&
-        realm.enable_spectator_access &&
-        (await db.prisma.channel.count({
-          where: { realm_id: realm.id, is_web_public: true, is_archived: false },
-        })) > 0;
-      const url = realmUrl(config, realm);
-      return {
-        ...settings,
-        email_auth_enabled: realm.email_auth_enabled,
-        require_email_format_usernames: true,
-        realm_uri: url,
-        realm_url: url,
-        realm_name: realm.name,
-        realm_icon: realmIconUrl(config, realm),
-        realm_description: renderPlainText(realm.description),
-        realm_web_public_access_enabled: webPublic,
-      };
-    },
-  );
-
-  api.public(
-    "POST",
-    "/dev_fetch_api_key",
-    {
-      operationId: "dev-fetch-api-key",
-      summary: "Fetch an API key (development only)",
-      tag: "authentication",
-      params: { username: str().describe("Email address of the user who owns the key") },
-    },
-    async ({ realm, params }) => {
-      if (isProduction(config)) throw new JsonableError("Endpoint not available in production.");
-      if (realm === undefined)
-        throw new JsonableError("Invalid subdomain", ErrorCode.NONEXISTENT_SUBDOMAIN, 404);
-      const email = params.username.trim();
-      const users = await db.prisma.$queryRaw<
-        { id: number; email: string; api_key: string; is_active: boolean }[]
-      >`
-        SELECT id, email, api_key, is_active FROM users
-        WHERE realm_id = ${realm.id} AND lower(delivery_email) = lower(${email})`;
-      const user = users[0];
-      if (realm.deactivated) {
-        throw new UnauthorizedError(
-          "This organization has been deactivated",
-          ErrorCode.REALM_DEACTIVATED,
-        );
-      }
-      if (user === undefined) {
-        throw new UnauthorizedError(
-          "Your username or password is incorrect",
-          ErrorCode.AUTHENTICATION_FAILED,
-        );
-      }
-      if (!user.is_active)
-        throw new UnauthorizedError("Account is deactivated", ErrorCode.USER_DEACTIVATED);
-      return { api_key: user.api_key, email: user.email, user_id: user.id };
-    },
-  );
+export function serverRoutes({ config, db }: Services) {
+  return {
+    getServerSettings: publicEndpoint(
+      {
+        operationId: "get-server-settings",
+        summary: "Get server settings",
+        tag: "server_and_organizations",
+        params: {},
+      },
+      async ({ realm, request }) => {
+        const settings = {
+          // API-key login only: password and the development key, as configured.
+          authentication_methods: {
+            password: realm?.password_auth_enabled ?? true,
+            dev: !isProduction(config),
+            email: false,
+            ldap: false,
+            remoteuser: false,
+            github: false,
+            azuread: false,
+            gitlab: false,
+            apple: false,
+            google: false,
+            saml: false,
+            "openid connect": false,
+            discord: false,
+          },
+          external_authentication_methods: [],
+          ...VERSION_FIELDS,
+          push_notifications_enabled: config.CHAT_PUSH_BOUNCER_URL !== undefined,
+          is_incompatible: isIncompatibleClient(
+            request.userAgent,
+            config.CHAT_MINIMUM_CLIENT_VERSIONS,
+          ),
+        };
+        if (realm === undefined) return settings;
+        const webPublic =
+          config.CHAT_WEB_PUBLIC_STREAMS_ENABLED &&
+          realm.enable_spectator_access &&
+          (await hasWebPublicChannels(db.prisma, realm.id));
+        const url = realmUrl(config, realm);
+        return {
+          ...settings,
+          email_auth_enabled: realm.email_auth_enabled,
+          require_email_format_usernames: true,
+          realm_uri: url,
+          realm_url: url,
+          realm_name: realm.name,
+          realm_icon: realmIconUrl(config, realm),
+          realm_description: renderPlainText(realm.description),
+          realm_web_public_access_enabled: webPublic,
+        };
+      },
+    ),
+    devFetchApiKey: publicEndpoint(
+      {
+        operationId: "dev-fetch-api-key",
+        summary: "Fetch an API key (development only)",
+        tag: "authentication",
+        params: { username: str().describe("Email address of the user who owns the key") },
+      },
+      async ({ realm, params }) => {
+        if (isProduction(config)) throw new JsonableError("Endpoint not available in production.");
+        if (realm === undefined)
+          throw new JsonableError("Invalid subdomain", ErrorCode.NONEXISTENT_SUBDOMAIN, 404);
+        return devApiKey(db.prisma, realm, params.username.trim());
+      },
+    ),
+  };
 }

@@ -8,113 +8,104 @@ import { doDeactivateUserGroup } from "../actions/user-group-deactivation";
 import { groupSettingParam } from "../lib/group-setting";
 import { z } from "zod";
 import { bool, json, str } from "../lib/params";
-import type { Api } from "../lib/typed-endpoint";
+import { userEndpoint } from "../lib/typed-endpoint";
 import type { Services } from "../services";
 
 /** User group operations. */
-export function userGroupRoutes(api: Api, { db }: Services): void {
-  api.user(
-    "GET",
-    "/user_groups/{user_group_id}/members/{user_id}",
-    {
-      operationId: "get-is-user-group-member",
-      summary: "Get user group membership status",
-      tag: "users",
-      params: {
-        direct_member_only: bool()
-          .default(false)
-          .describe("Count only direct members, not members of subgroups"),
+export function userGroupRoutes({ db }: Services) {
+  return {
+    getIsUserGroupMember: userEndpoint(
+      {
+        pathParams: ["user_group_id", "user_id"],
+        operationId: "get-is-user-group-member",
+        summary: "Get user group membership status",
+        tag: "users",
+        params: {
+          direct_member_only: bool()
+            .default(false)
+            .describe("Count only direct members, not members of subgroups"),
+        },
       },
-    },
-    async ({ realm, path, params }) => ({
-      is_user_group_member: await groupMembership(
-        db.sql,
-        realm.id,
-        path.user_group_id,
-        path.user_id,
-        params.direct_member_only,
-      ),
-    }),
-  );
-
-  api.user(
-    "POST",
-    "/user_groups/{user_group_id}/subgroups",
-    {
-      operationId: "update-user-group-subgroups",
-      summary: "Update subgroups of a user group",
-      tag: "users",
-      params: {
-        delete: json(z.array(z.int32())).default([]).describe("Group IDs to remove"),
-        add: json(z.array(z.int32())).default([]).describe("Group IDs to add"),
+      async ({ realm, path, params }) => ({
+        is_user_group_member: await groupMembership(
+          db.sql,
+          realm.id,
+          path.user_group_id,
+          path.user_id,
+          params.direct_member_only,
+        ),
+      }),
+    ),
+    updateUserGroupSubgroups: userEndpoint(
+      {
+        pathParams: ["user_group_id"],
+        operationId: "update-user-group-subgroups",
+        summary: "Update subgroups of a user group",
+        tag: "users",
+        params: {
+          delete: json(z.array(z.int32())).default([]).describe("Group IDs to remove"),
+          add: json(z.array(z.int32())).default([]).describe("Group IDs to add"),
+        },
       },
-    },
-    async ({ user, path, params }) => {
-      await doUpdateSubgroups(db.prisma, user, path.user_group_id, params.add, params.delete);
-      return {};
-    },
-  );
-
-  api.user(
-    "POST",
-    "/user_groups/{user_group_id}/deactivate",
-    {
-      operationId: "deactivate-user-group",
-      summary: "Deactivate a user group",
-      tag: "users",
-      params: {},
-    },
-    async ({ user, path }) => {
-      await doDeactivateUserGroup(db.prisma, user, path.user_group_id);
-      return {};
-    },
-  );
-
-  api.user(
-    "GET",
-    "/user_groups",
-    {
-      operationId: "get-user-groups",
-      summary: "Get user groups",
-      tag: "users",
-      params: { include_deactivated_groups: bool().default(false) },
-    },
-    async ({ realm, params }) => ({
-      user_groups: await listUserGroups(db.prisma, realm.id, params.include_deactivated_groups),
-    }),
-  );
-
-  api.user(
-    "POST",
-    "/user_groups/create",
-    {
-      operationId: "create-user-group",
-      summary: "Create a user group",
-      tag: "users",
-      access: { guests: false },
-      params: {
-        name: str({ maxLength: 100, notBlank: true }),
-        description: str({ maxLength: 1024 }),
-        members: json(z.array(z.int32())),
-        subgroups: json(z.array(z.int32())).default([]),
-        can_add_members_group: groupSettingParam().optional(),
-        can_join_group: groupSettingParam().optional(),
-        can_leave_group: groupSettingParam().optional(),
-        can_manage_group: groupSettingParam().optional(),
-        can_mention_group: groupSettingParam().optional(),
-        can_remove_members_group: groupSettingParam().optional(),
+      async ({ user, path, params }) => {
+        await doUpdateSubgroups(db.prisma, user, path.user_group_id, params.add, params.delete);
+        return {};
       },
-    },
-    async ({ user, params }) => {
-      const { name, description, members, subgroups, ...settings } = params;
-      const groupId = await doCreateUserGroup(db.prisma, user, {
-        name: name.trim(),
-        description,
-        members,
-        subgroups,
-        settings,
-      });
-      return { group_id: groupId };
-    },
-  );
+    ),
+    deactivateUserGroup: userEndpoint(
+      {
+        pathParams: ["user_group_id"],
+        operationId: "deactivate-user-group",
+        summary: "Deactivate a user group",
+        tag: "users",
+        params: {},
+      },
+      async ({ user, path }) => {
+        await doDeactivateUserGroup(db.prisma, user, path.user_group_id);
+        return {};
+      },
+    ),
+    getUserGroups: userEndpoint(
+      {
+        operationId: "get-user-groups",
+        summary: "Get user groups",
+        tag: "users",
+        params: { include_deactivated_groups: bool().default(false) },
+      },
+      async ({ realm, params }) => ({
+        user_groups: await listUserGroups(db.prisma, realm.id, params.include_deactivated_groups),
+      }),
+    ),
+    createUserGroup: userEndpoint(
+      {
+        operationId: "create-user-group",
+        summary: "Create a user group",
+        tag: "users",
+        access: { guests: false },
+        params: {
+          name: str({ maxLength: 100, notBlank: true }),
+          description: str({ maxLength: 1024 }),
+          members: json(z.array(z.int32())),
+          subgroups: json(z.array(z.int32())).default([]),
+          can_add_members_group: groupSettingParam().optional(),
+          can_join_group: groupSettingParam().optional(),
+          can_leave_group: groupSettingParam().optional(),
+          can_manage_group: groupSettingParam().optional(),
+          can_mention_group: groupSettingParam().optional(),
+          can_remove_members_group: groupSettingParam().optional(),
+        },
+      },
+      async ({ user, params }) => {
+        const { name, description, members, subgroups, ...settings } = params;
+        const groupId = await doCreateUserGroup(db.prisma, user, {
+          name: name.trim(),
+          description,
+          members,
+          subgroups,
+          settings,
+        });
+        return { group_id: groupId };
+      },
+    ),
+  };
 }

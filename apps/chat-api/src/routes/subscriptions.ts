@@ -1,0 +1,110 @@
+import { JsonableError } from "@repo/envelope";
+import {
+  accessChannelById,
+  accessChannelByName,
+  doMuteTopic,
+  doUnmuteTopic,
+} from "../actions/channels";
+import { listSubscriptions } from "../actions/channel-view";
+import { doSubscribe } from "../actions/subscriptions";
+import { z } from "zod";
+import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_TOPIC_LENGTH } from "../actions/channel-settings";
+import { bool, int, json, oneOf, str } from "../lib/params";
+import { userEndpoint } from "../lib/typed-endpoint";
+import type { Services } from "../services";
+import { channelOptionParams, channelOptions } from "./channels";
+
+/** The caller's channel subscriptions, and the deprecated topic muting under them. */
+export function subscriptionRoutes({ db, config }: Services) {
+  const creation = { webPublicStreamsEnabled: config.CHAT_WEB_PUBLIC_STREAMS_ENABLED };
+  return {
+    getSubscriptions: userEndpoint(
+      {
+        operationId: "get-subscriptions",
+        summary: "Get subscribed channels",
+        tag: "channels",
+        params: { include_subscribers: bool().default(false) },
+      },
+      async ({ user, params }) => ({
+        subscriptions: await listSubscriptions(db.prisma, user.id, params.include_subscribers),
+      }),
+    ),
+    subscribe: userEndpoint(
+      {
+        operationId: "subscribe",
+        summary: "Subscribe to a channel",
+        tag: "channels",
+        params: {
+          subscriptions: json(
+            z.array(
+              z
+                .object({
+                  name: z.string(),
+                  description: z.string().max(MAX_CHANNEL_DESCRIPTION_LENGTH).default(""),
+                })
+                .strict(),
+            ),
+          ),
+          principals: json(z.union([z.array(z.int32()), z.array(z.string())])).optional(),
+          authorization_errors_fatal: bool().default(true),
+          ...channelOptionParams,
+        },
+      },
+      async ({ user, params }) =>
+        doSubscribe(
+          db.prisma,
+          user,
+          {
+            channels: params.subscriptions,
+            principals: params.principals,
+            authorizationErrorsFatal: params.authorization_errors_fatal,
+            creation: channelOptions(params),
+          },
+          creation,
+        ),
+    ),
+    muteTopic: userEndpoint(
+      {
+        operationId: "mute-topic",
+        summary: "Topic muting",
+        tag: "channels",
+        deprecated: true,
+        params: {
+          stream_id: int({ min: 0 }).optional().describe("Channel ID (one of stream_id or stream)"),
+          stream: str().optional().describe("Channel name; prefer stream_id"),
+          topic: str({ maxLength: MAX_TOPIC_LENGTH }),
+          op: oneOf(["add", "remove"]),
+        },
+      },
+      async ({ user, params }) => {
+        const { stream_id: streamId, stream, topic, op } = params;
+        if (streamId !== undefined && stream !== undefined) {
+          throw new JsonableError(
+            "Unsupported parameter combination: stream_id, stream",
+            "BAD_REQUEST",
+            400,
+            {
+              parameters: "stream_id, stream",
+            },
+          );
+        }
+        if (streamId === undefined && stream === undefined)
+          throw new JsonableError("Missing 'stream_id' argument");
+        const access = () =>
+          streamId === undefined
+            ? accessChannelByName(db.prisma, user, stream ?? "")
+            : accessChannelById(db.prisma, user, streamId);
+        if (op === "add") {
+          await doMuteTopic(db.prisma, user.id, (await access()).id, topic);
+          return {};
+        }
+        // Unmuting where the channel cannot be reached is Zulip's "Topic is not muted".
+        const channel = await access().catch(() => {
+          throw new JsonableError("Topic is not muted");
+        });
+        await doUnmuteTopic(db.prisma, user.id, channel.id, topic);
+        return {};
+      },
+    ),
+  };
+}

@@ -1,0 +1,126 @@
+/**
+ * The URL table: every operation of the API, one row each (method, path under
+ * `/api/v1`, endpoint), in the order of Zulip's API documentation. The router,
+ * the 404/405 answers and the OpenAPI document are built from it, and from
+ * nothing else. An endpoint is declared in the route module named after its
+ * URL (`routes/drafts.ts` for `/drafts`); `url()` checks that the path's
+ * `{...}` segments are the ones its handler reads.
+ */
+import { Api, url } from "./lib/typed-endpoint";
+import { botRoutes } from "./routes/bots";
+import { channelFolderRoutes } from "./routes/channel-folders";
+import { channelRoutes } from "./routes/channels";
+import { draftRoutes } from "./routes/drafts";
+import { eventRoutes } from "./routes/events";
+import { inviteRoutes } from "./routes/invites";
+import { messageFlagRoutes } from "./routes/message-flags";
+import { messageRoutes } from "./routes/messages";
+import { openApiRoutes } from "./routes/openapi";
+import { presenceRoutes } from "./routes/presence";
+import { pushRoutes } from "./routes/push";
+import { realmRoutes } from "./routes/realm";
+import { reminderRoutes } from "./routes/reminders";
+import { savedSnippetRoutes } from "./routes/saved-snippets";
+import { serverRoutes } from "./routes/server";
+import { subscriptionRoutes } from "./routes/subscriptions";
+import { userGroupRoutes } from "./routes/user-groups";
+import { userRoutes } from "./routes/users";
+import type { Services } from "./services";
+
+/** The API of `services`: the URL table's rows. */
+export function buildApi(services: Services): Api {
+  const api = new Api();
+  const messages = messageRoutes(services);
+  const flags = messageFlagRoutes(services);
+  const reminders = reminderRoutes(services);
+  const drafts = draftRoutes(services);
+  const snippets = savedSnippetRoutes(services);
+  const subscriptions = subscriptionRoutes(services);
+  const channels = channelRoutes(services);
+  const folders = channelFolderRoutes(services);
+  const users = userRoutes(services);
+  const groups = userGroupRoutes(services);
+  const presence = presenceRoutes(services);
+  const bots = botRoutes(services);
+  const invites = inviteRoutes(services);
+  const server = serverRoutes(services);
+  const realm = realmRoutes(services);
+  const events = eventRoutes(services);
+  const push = pushRoutes(services);
+  const openapi = openApiRoutes(services, api);
+
+  [
+    // Messages
+    url("POST", "/messages", messages.sendMessage),
+    url("GET", "/messages", messages.getMessages),
+    url("POST", "/mark_all_as_read", flags.markAllAsRead),
+    // Message reminders
+    url("POST", "/reminders", reminders.createMessageReminder),
+    url("GET", "/reminders", reminders.getReminders),
+    url("DELETE", "/reminders/{reminder_id}", reminders.deleteReminder),
+    // Drafts
+    url("GET", "/drafts", drafts.getDrafts),
+    url("POST", "/drafts", drafts.createDrafts),
+    url("PATCH", "/drafts/{draft_id}", drafts.editDraft),
+    url("DELETE", "/drafts/{draft_id}", drafts.deleteDraft),
+    // Saved snippets
+    url("GET", "/saved_snippets", snippets.getSavedSnippets),
+    url("POST", "/saved_snippets", snippets.createSavedSnippet),
+    url("PATCH", "/saved_snippets/{saved_snippet_id}", snippets.editSavedSnippet),
+    url("DELETE", "/saved_snippets/{saved_snippet_id}", snippets.deleteSavedSnippet),
+    // Channels
+    url("GET", "/users/me/subscriptions", subscriptions.getSubscriptions),
+    url("POST", "/users/me/subscriptions", subscriptions.subscribe),
+    url("PATCH", "/users/me/subscriptions/muted_topics", subscriptions.muteTopic),
+    url("GET", "/streams", channels.getStreams),
+    url("GET", "/streams/{stream_id}", channels.getStreamById),
+    url("POST", "/channels/create", channels.createChannel),
+    url("DELETE", "/streams/{stream_id}", channels.archiveStream),
+    url("POST", "/channel_folders/create", folders.createChannelFolder),
+    url("GET", "/channel_folders", folders.getChannelFolders),
+    // Users
+    url("GET", "/users", users.getUsers),
+    url("GET", "/users/me", users.getOwnUser),
+    url("POST", "/user_groups/create", groups.createUserGroup),
+    url("GET", "/user_groups", groups.getUserGroups),
+    url("POST", "/user_groups/{user_group_id}/subgroups", groups.updateUserGroupSubgroups),
+    url("GET", "/user_groups/{user_group_id}/members/{user_id}", groups.getIsUserGroupMember),
+    url("POST", "/user_groups/{user_group_id}/deactivate", groups.deactivateUserGroup),
+    url("POST", "/users/me/presence", presence.updatePresence),
+    url("GET", "/realm/presence", presence.getPresence),
+    url("POST", "/bots", bots.createBot),
+    url("POST", "/bots/{bot_id}/api_key/regenerate", bots.regenerateBotApiKey),
+    // Invitations
+    url("GET", "/invites", invites.getInvites),
+    url("POST", "/invites", invites.sendInvites),
+    url("POST", "/invites/multiuse", invites.createInviteLink),
+    url("DELETE", "/invites/{invite_id}", invites.revokeEmailInvite),
+    url("DELETE", "/invites/multiuse/{invite_id}", invites.revokeInviteLink),
+    // Server and organizations
+    url("GET", "/server_settings", server.getServerSettings),
+    url("GET", "/realm/linkifiers", realm.getLinkifiers),
+    url("POST", "/realm/filters", realm.addLinkifier),
+    url("DELETE", "/realm/filters/{filter_id}", realm.removeLinkifier),
+    url("PATCH", "/realm/linkifiers", realm.reorderLinkifiers),
+    url("GET", "/realm/profile_fields", realm.getCustomProfileFields),
+    url("PATCH", "/realm/profile_fields", realm.reorderCustomProfileFields),
+    url("POST", "/realm/profile_fields", realm.createCustomProfileField),
+    // Real-time events
+    url("POST", "/register", events.registerQueue),
+    url("GET", "/events", events.getEvents),
+    url("DELETE", "/events", events.deleteQueue),
+    // Specialty endpoints
+    url("POST", "/dev_fetch_api_key", server.devFetchApiKey),
+    url("POST", "/register_client_device", push.registerClientDevice),
+    url("POST", "/remove_client_device", push.removeClientDevice),
+    url("POST", "/mobile_push/register", push.registerPushDevice),
+    url("POST", "/users/me/apns_device_token", push.addApnsToken),
+    url("DELETE", "/users/me/apns_device_token", push.removeApnsToken),
+    url("POST", "/users/me/android_gcm_reg_id", push.addFcmToken),
+    url("DELETE", "/users/me/android_gcm_reg_id", push.removeFcmToken),
+    url("GET", "/openapi.json", openapi.getOpenapi),
+  ].forEach((row) => {
+    api.add(row);
+  });
+  return api;
+}
