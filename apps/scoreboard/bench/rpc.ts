@@ -32,6 +32,7 @@ import {
   ListScoreboardRequestSchema,
   ListScoreboardResponseSchema,
 } from "@repo/proto-gen/scoreboard/v1";
+import { NODE_FLAGS } from "../src/node-flags";
 import { boardCsv, usernameOf } from "./boards";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -161,7 +162,7 @@ async function startOurs(source: string, env: Record<string, string> = {}): Prom
   // BENCH_CPU_PROF=DIR: the service writes a V8 CPU profile there when it stops.
   const profile = process.env.BENCH_CPU_PROF;
   const args = profile === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profile}`];
-  const served = await serve(process.execPath, [...args, "dist/index.js"], port, {
+  const served = await serve(process.execPath, [...NODE_FLAGS, ...args, "dist/index.js"], port, {
     SCOREBOARD_PORT: String(port),
     SCOREBOARD_METRICS_PORT: String(await freePort()),
     SCOREBOARD_HOST: "127.0.0.1",

@@ -10,6 +10,7 @@ import { createScoreboardServer } from "./server";
 import { Refresher } from "./snapshot/refresher";
 import { sourceFromSetting } from "./snapshot/sources";
 import { SnapshotStore } from "./snapshot/store";
+import { NODE_FLAGS, missingNodeFlags } from "./node-flags";
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
@@ -67,6 +68,13 @@ async function main(): Promise<void> {
     },
     "scoreboard listening (gRPC, gRPC-Web, Connect; h2c and HTTP/1.1)",
   );
+
+  const missing = missingNodeFlags();
+  if (missing.length > 0)
+    logger.warn(
+      { missing, expected: NODE_FLAGS },
+      "started without the service's Node flags: refreshes of large boards will slow calls (run `node --single-threaded-gc dist/index.js`, as pnpm start and the image do)",
+    );
 
   let stopping = false;
   const stop = (signal: string): void => {

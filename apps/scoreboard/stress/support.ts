@@ -7,6 +7,7 @@ import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { NODE_FLAGS } from "../src/node-flags";
 import { type StartedService, freePort, startService } from "@repo/bench-kit";
 
 /** A running scoreboard process. */
@@ -27,7 +28,7 @@ export async function startScoreboard(
   const started = await startService({
     script: join(__dirname, "../dist/index.js"),
     port,
-    nodeArgs,
+    nodeArgs: [...NODE_FLAGS, ...nodeArgs],
     env: {
       SCOREBOARD_HOST: "127.0.0.1",
       SCOREBOARD_PORT: String(port),

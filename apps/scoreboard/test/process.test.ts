@@ -3,18 +3,20 @@ import { once } from "node:events";
 import net from "node:net";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { readFileSync } from "node:fs";
 import { loadConfig } from "../src/config";
+import { NODE_FLAGS } from "../src/node-flags";
 import { scoreboardClient, transportNamed } from "./helpers";
 
 jest.setTimeout(60_000);
 
 const ROOT = join(__dirname, "..");
 
-/** Runs src/index.ts as the service would run, compiled on load. */
-function startProcess(env: Record<string, string>): ChildProcess {
+/** Runs src/index.ts as the service would run (with its Node flags unless told otherwise), compiled on load. */
+function startProcess(env: Record<string, string>, nodeFlags = NODE_FLAGS): ChildProcess {
   return spawn(
     process.execPath,
-    ["--conditions=@repo/source", "--require", "@swc-node/register", "src/index.ts"],
+    [...nodeFlags, "--conditions=@repo/source", "--require", "@swc-node/register", "src/index.ts"],
     {
       cwd: ROOT,
       env: { ...process.env, SCOREBOARD_LOG_LEVEL: "info", ...env },
@@ -94,6 +96,37 @@ describe("the scoreboard process", () => {
     expect(code).toBe(1);
     expect(stderr).toContain("SCOREBOARD_PORT");
     expect(stderr).toContain("SCOREBOARD_SOURCE: must be an absolute file path");
+  });
+});
+
+describe("the service's Node flags", () => {
+  it("are what pnpm start and the image's ENTRYPOINT run with", () => {
+    const scripts = (
+      JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+        scripts: Record<string, string>;
+      }
+    ).scripts;
+    expect(scripts.start).toBe(["node", ...NODE_FLAGS, "dist/index.js"].join(" "));
+    const entrypoint = /^ENTRYPOINT (.*)$/m.exec(readFileSync(join(ROOT, "Dockerfile"), "utf8"));
+    expect(JSON.parse(entrypoint?.[1] ?? "null")).toEqual(["node", ...NODE_FLAGS, "dist/index.js"]);
+  });
+
+  it("are named in a warning when the process was started without them", async () => {
+    const [port, metricsPort] = [await freePort(), await freePort()];
+    const child = startProcess(
+      {
+        SCOREBOARD_PORT: String(port),
+        SCOREBOARD_METRICS_PORT: String(metricsPort),
+        SCOREBOARD_HOST: "127.0.0.1",
+      },
+      [],
+    );
+    try {
+      const warning = await waitForLog(child, /started without the service's Node flags/);
+      expect(warning).toMatchObject({ level: 40, missing: [...NODE_FLAGS] });
+    } finally {
+      child.kill("SIGKILL");
+    }
   });
 });
 

@@ -160,8 +160,9 @@ export function checkDockerfile(app: string, text: string, root = REPO_ROOT): st
       `${app}: the entrypoint is not the exec form ["node", ...] (so node would not get SIGTERM)`,
     );
   } else {
-    const entry = String(command[1]);
-    const built = builtFile(app, root, entry);
+    // The first argument that is not a Node flag (`--single-threaded-gc`).
+    const entry = String(command.find((arg, i) => i > 0 && !String(arg).startsWith("-")));
+    const built = builtFile(app, root, entry, command.map(String).join(" "));
     if (built !== undefined) problems.push(`${app}: ${built}`);
   }
   return problems;
@@ -169,9 +170,10 @@ export function checkDockerfile(app: string, text: string, root = REPO_ROOT): st
 
 /**
  * Whether `pnpm build` of the app produces `entry` (`dist/x.js` from
- * `src/x.ts`, as the app's tsconfig.build.json maps them); a problem, or undefined.
+ * `src/x.ts`, as the app's tsconfig.build.json maps them), and `pnpm start`
+ * runs the same `command`, flags included; a problem, or undefined.
  */
-function builtFile(app: string, root: string, entry: string): string | undefined {
+function builtFile(app: string, root: string, entry: string, command: string): string | undefined {
   const dir = join(root, "apps", app);
   const config = JSON.parse(readFileSync(join(dir, "tsconfig.build.json"), "utf8")) as {
     compilerOptions?: { rootDir?: string; outDir?: string };
@@ -187,7 +189,7 @@ function builtFile(app: string, root: string, entry: string): string | undefined
       scripts?: Record<string, string>;
     }
   ).scripts?.start;
-  if (start !== `node ${entry}`)
-    return `the entrypoint runs ${entry}, the start script ${start ?? "nothing"}`;
+  if (start !== command)
+    return `the entrypoint runs ${command}, the start script ${start ?? "nothing"}`;
   return undefined;
 }

@@ -1,4 +1,4 @@
-import { type BoardColumns, BoardFormatError, parseBoard } from "./parse";
+import { type BoardColumns, parseBoard } from "./parse";
 import { type BoardSource, type Validators, fetchSource } from "./sources";
 
 /** What one load brought: parsed columns with their validators, or "not modified". */
@@ -8,7 +8,7 @@ export type LoadResult =
 /**
  * Fetches and parses one board: {@link loadBoard} on the calling thread, or
  * `workerLoader` in a worker thread (production). Rejects with
- * {@link BoardFormatError} when the data is bad and {@link LoadFailure} when
+ * `BoardFormatError` (`parse.ts`) when the data is bad and {@link LoadFailure} when
  * the fetch failed, each with the reason the refresh log shows.
  */
 export type BoardLoader = (
