@@ -69,16 +69,25 @@ export async function accessChannelById(
   return channel;
 }
 
+/** The channel of realm `realmId` named `name`, compared case-insensitively as Zulip does, or null. */
+export async function channelByName(
+  tx: Prisma.TransactionClient,
+  realmId: number,
+  name: string,
+): Promise<Channel | null> {
+  const rows = await tx.$queryRaw<{ id: number }[]>`
+    SELECT id FROM channels WHERE realm_id = ${realmId} AND lower(name) = lower(${name})`;
+  const id = rows[0]?.id;
+  return id === undefined ? null : tx.channel.findUnique({ where: { id } });
+}
+
 /** The same by name (compared case-insensitively); else `Invalid channel name 'NAME'`. */
 export async function accessChannelByName(
   prisma: PrismaClient,
   user: AuthedUser,
   name: string,
 ): Promise<Channel> {
-  const rows = await prisma.$queryRaw<{ id: number }[]>`
-    SELECT id FROM channels WHERE realm_id = ${user.realm_id} AND lower(name) = lower(${name})`;
-  const channel =
-    rows[0] === undefined ? null : await prisma.channel.findUnique({ where: { id: rows[0].id } });
+  const channel = await channelByName(prisma, user.realm_id, name);
   if (
     channel === null ||
     !(await canSee(user, channel, () => isSubscribed(prisma, user, channel.id)))

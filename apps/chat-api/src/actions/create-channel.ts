@@ -7,6 +7,7 @@ import {
 } from "@repo/envelope";
 import type { Prisma, PrismaClient, TopicsPolicy } from "../gen/prisma/client";
 import { renderPlainText } from "../lib/render";
+import { channelByName } from "./channels";
 import { defaultChannelGroups, systemGroupIds } from "./realm-creation";
 import type { AuthedUser } from "../lib/auth";
 import { isAdministrator, isGuest, isOwner } from "../lib/roles";
@@ -123,9 +124,7 @@ export async function createChannel(
   const history = channel.inviteOnly ? (channel.historyPublicToSubscribers ?? false) : true;
 
   {
-    const taken = await tx.$queryRaw<{ name: string }[]>`
-      SELECT name FROM channels WHERE realm_id = ${realm.id} AND lower(name) = lower(${channel.name})`;
-    if (taken.length > 0) {
+    if ((await channelByName(tx, realm.id, channel.name)) !== null) {
       throw new JsonableError(
         `Channel '${channel.name}' already exists`,
         ErrorCode.CHANNEL_ALREADY_EXISTS,

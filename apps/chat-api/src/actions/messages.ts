@@ -6,7 +6,7 @@ import type { AuthedUser } from "../lib/auth";
 import { codePoints } from "../lib/text";
 import { isGuest } from "../lib/roles";
 import { MAX_TOPIC_LENGTH } from "./channel-settings";
-import { canSee } from "./channels";
+import { canSee, channelByName } from "./channels";
 import { isGroupMember } from "./user-groups";
 import { findUsers } from "./user-lookup";
 import { gravatarUrl } from "./user-view";
@@ -193,10 +193,7 @@ async function channelToPostTo(
   if (typeof to === "number") {
     channel = await prisma.channel.findFirst({ where: { id: to, realm_id: user.realm_id } });
   } else {
-    const rows = await prisma.$queryRaw<{ id: number }[]>`
-      SELECT id FROM channels WHERE realm_id = ${user.realm_id} AND lower(name) = lower(${to})`;
-    const id = rows[0]?.id;
-    channel = id === undefined ? null : await prisma.channel.findUnique({ where: { id } });
+    channel = await channelByName(prisma, user.realm_id, to);
   }
   const subscription =
     channel === null

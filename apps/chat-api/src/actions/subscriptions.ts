@@ -3,6 +3,7 @@ import type { Channel, Prisma, PrismaClient } from "../gen/prisma/client";
 import type { AuthedUser } from "../lib/auth";
 import { isAdministrator, isGuest } from "../lib/roles";
 import { type NewChannel, checkChannelName, createChannel } from "./create-channel";
+import { channelByName } from "./channels";
 import { isGroupMember } from "./user-groups";
 import { findUsers } from "./user-lookup";
 
@@ -50,7 +51,7 @@ export async function doSubscribe(
     for (const { name, description } of request.channels) {
       if (seen.has(name.toLowerCase())) continue;
       seen.add(name.toLowerCase());
-      const existing = await findByName(tx, user.realm_id, name);
+      const existing = await channelByName(tx, user.realm_id, name);
       if (existing === null) {
         await createChannel(
           tx,
@@ -99,17 +100,6 @@ async function resolvePrincipals(
   });
   if (found.some((target) => !target.is_active)) throw new JsonableError("No such user");
   return found.map((target) => target.id);
-}
-
-async function findByName(
-  tx: Prisma.TransactionClient,
-  realmId: number,
-  name: string,
-): Promise<Channel | null> {
-  const rows = await tx.$queryRaw<{ id: number }[]>`
-    SELECT id FROM channels WHERE realm_id = ${realmId} AND lower(name) = lower(${name})`;
-  const id = rows[0]?.id;
-  return id === undefined ? null : tx.channel.findUnique({ where: { id } });
 }
 
 async function maySubscribe(

@@ -18,19 +18,13 @@ export async function isGroupMember(
   userId: number,
   directOnly: boolean,
 ): Promise<boolean> {
-  const rows = await prisma.$queryRaw<{ member: boolean }[]>`
-    WITH RECURSIVE groups(id) AS (
-      SELECT ${groupId}::int
-      UNION
-      SELECT s.subgroup_id FROM user_group_subgroups s JOIN groups g ON s.supergroup_id = g.id
-      WHERE NOT ${directOnly}
-    )
-    SELECT EXISTS (
-      SELECT 1 FROM user_group_members m
-      JOIN groups g ON g.id = m.group_id
-      JOIN users u ON u.id = m.user_id
-      WHERE m.user_id = ${userId} AND u.is_active
-    ) AS member`;
+  const rows = await prisma.$queryRawUnsafe<{ member: boolean }[]>(
+    GROUP_MEMBERSHIP,
+    groupId,
+    null,
+    userId,
+    directOnly,
+  );
   return rows[0]?.member === true;
 }
 

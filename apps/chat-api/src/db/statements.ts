@@ -19,18 +19,24 @@ export const SEND_EVENT = `
     SELECT pg_notify($4, queue_id) FROM written`;
 
 /**
- * GET /user_groups/{id}/members/{user_id}: $1 group, $2 realm, $3 user, $4 direct
- * members only. Whether the group and the user are the realm's, and whether the user
+ * Group membership, for GET /user_groups/{id}/members/{user_id} and every
+ * permission check: $1 group, $2 realm (or NULL for a group already known to be
+ * the realm's, such as a permission setting's), $3 user, $4 direct members
+ * only. Whether the group and the user are the realm's, and whether the user
  * is an active member (through subgroups at any depth unless $4; UNION stops cycles).
  */
 export const GROUP_MEMBERSHIP = `WITH RECURSIVE groups(id) AS (
-       SELECT id FROM user_groups WHERE id = $1 AND realm_id = $2
+       SELECT id FROM user_groups WHERE id = $1 AND ($2::int IS NULL OR realm_id = $2::int)
        UNION
        SELECT s.subgroup_id FROM user_group_subgroups s JOIN groups g ON s.supergroup_id = g.id
-       WHERE NOT $4
+       WHERE NOT $4::boolean
      )
-     SELECT EXISTS (SELECT 1 FROM user_groups WHERE id = $1 AND realm_id = $2) AS group_found,
-            EXISTS (SELECT 1 FROM users WHERE id = $3 AND realm_id = $2) AS user_found,
+     SELECT EXISTS (
+              SELECT 1 FROM user_groups WHERE id = $1 AND ($2::int IS NULL OR realm_id = $2::int)
+            ) AS group_found,
+            EXISTS (
+              SELECT 1 FROM users WHERE id = $3 AND ($2::int IS NULL OR realm_id = $2::int)
+            ) AS user_found,
             EXISTS (
               SELECT 1 FROM user_group_members m
               JOIN groups g ON g.id = m.group_id
