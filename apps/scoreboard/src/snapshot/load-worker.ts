@@ -20,19 +20,26 @@ interface Job {
 
 const { source, since, timeoutMs, nice } = workerData as Job;
 
-// The lowest CPU priority in production (Linux gives each thread its own nice
-// value): on a small machine the load then yields the core to the calls being
-// answered. Where that is not allowed, it runs at normal priority.
-try {
-  setPriority(nice);
-} catch {
-  // not permitted here: load at the normal priority
+/**
+ * The parse runs at the lowest CPU priority in production (Linux gives each
+ * thread its own nice value): on a small machine it then yields the core to
+ * the calls being answered. The fetch before it stays at normal priority, so
+ * that a refresh learns of an upstream that is down or slow as soon as it
+ * would on the service's own thread. Where lowering is not allowed, the parse
+ * runs at normal priority.
+ */
+function lowerPriority(): void {
+  try {
+    setPriority(nice);
+  } catch {
+    // not permitted here: parse at the normal priority
+  }
 }
 
 const reply = (message: WorkerReply, transfer: ArrayBuffer[] = []): void =>
   parentPort?.postMessage(message, transfer);
 
-loadBoard(source, since, timeoutMs).then(
+loadBoard(source, since, timeoutMs, lowerPriority).then(
   (result) => {
     if (result.kind === "not-modified") reply({ kind: "not-modified" });
     else

@@ -28,8 +28,16 @@ export function columnBuffers(columns: BoardColumns): ArrayBuffer[] {
   return [text, offsets, scores, foldHashes, foldOrder].map((a) => a.buffer as ArrayBuffer);
 }
 
-/** Fetches `source` within `timeoutMs` (headers and body), then parses it. */
-export const loadBoard: BoardLoader = async (source, since, timeoutMs) => {
+/**
+ * Fetches `source` within `timeoutMs` (headers and body), then parses it;
+ * `beforeParse` runs between the two (the worker lowers its priority there).
+ */
+export async function loadBoard(
+  source: BoardSource,
+  since: Validators,
+  timeoutMs: number,
+  beforeParse: () => void = () => undefined,
+): Promise<LoadResult> {
   let fetched;
   try {
     fetched = await fetchSource(source, AbortSignal.timeout(timeoutMs), since);
@@ -37,12 +45,13 @@ export const loadBoard: BoardLoader = async (source, since, timeoutMs) => {
     throw new LoadFailure(describeFetchError(error, timeoutMs));
   }
   if (fetched.kind === "not-modified") return fetched;
+  beforeParse();
   return {
     kind: "data",
     columns: parseBoard(fetched.bytes, fetched.hint),
     validators: fetched.validators,
   };
-};
+}
 
 /** The reason a fetch failed, as the log gives it: "fetch failed: connect ECONNREFUSED ...". */
 function describeFetchError(error: unknown, timeoutMs: number): string {
