@@ -78,10 +78,11 @@ async function checkTerms(prisma: PrismaClient, user: AuthedUser, terms: InviteT
   }
 }
 
-function expiry(terms: InviteTerms): Date | null {
+/** When an invitation made at `created` expires: exactly its minutes later, or never. */
+function expiry(terms: InviteTerms, created: Date): Date | null {
   return terms.expiresInMinutes === null
     ? null
-    : new Date(Date.now() + terms.expiresInMinutes * 60_000);
+    : new Date(created.getTime() + terms.expiresInMinutes * 60_000);
 }
 
 /** `invites_changed` to the realm's administrators and the invitation's creator, inside `tx`. */
@@ -194,6 +195,9 @@ export async function doInviteUsers(
       where: { realm_id: user.realm_id, date_created: { gte: new Date(Date.now() - 86_400_000) } },
     });
     if (sentToday + toInvite.length > request.maxPerDay) throw dailyLimitReached();
+    // One clock read for the creation time and the expiry (the database's default
+    // and this process's clock differed by a second at times).
+    const created = new Date();
     for (const address of toInvite) {
       const key = confirmationKey();
       keys.push(key);
@@ -205,7 +209,8 @@ export async function doInviteUsers(
           invited_as: request.terms.inviteAs,
           notify_referrer_on_join: request.notifyReferrerOnJoin,
           confirmation_key: key,
-          expires_at: expiry(request.terms),
+          date_created: created,
+          expires_at: expiry(request.terms, created),
           channels: { create: request.terms.channelIds.map((channel_id) => ({ channel_id })) },
           groups: { create: request.terms.groupIds.map((group_id) => ({ group_id })) },
         },
@@ -242,6 +247,7 @@ export async function doCreateReusableInvite(
   if (!isAdministrator(user.role)) throw new OrganizationAdministratorRequiredError();
   await checkTerms(prisma, user, terms);
   const key = confirmationKey();
+  const created = new Date();
   await prisma.$transaction(async (tx) => {
     await tx.reusableInvitation.create({
       data: {
@@ -249,7 +255,8 @@ export async function doCreateReusableInvite(
         referred_by_id: user.id,
         invited_as: terms.inviteAs,
         confirmation_key: key,
-        expires_at: expiry(terms),
+        date_created: created,
+        expires_at: expiry(terms, created),
         channels: { create: terms.channelIds.map((channel_id) => ({ channel_id })) },
         groups: { create: terms.groupIds.map((group_id) => ({ group_id })) },
       },
