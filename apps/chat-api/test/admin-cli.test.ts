@@ -1,32 +1,29 @@
 import { rm } from "node:fs/promises";
 import { runAdmin } from "../src/cli/admin";
+import type { Database } from "../src/db/database";
 import { TEST_DB_KIND, freshDataDir, freshDatabase, type TestDatabase } from "./support/database";
 import { startTestServer } from "./support/server";
+import { TEST_PGLITE_SHARED_BUFFERS } from "./support/templates";
 
 /**
- * The admin CLI, run as its entry point runs it, against this project's
- * database kind: a data directory of its own (PGlite) or a database of its own
- * beside TEST_DATABASE_URL's (PostgreSQL).
+ * The admin CLI against this project's database kind. Most commands run on one
+ * database this file opens (`admin`); the entry point's own way, opening the
+ * database its environment names, migrating it and closing it at the end, is
+ * checked with a database of its own (`adminWithEnv`).
  */
-let db: TestDatabase | undefined;
-let env: NodeJS.ProcessEnv;
+let db: TestDatabase;
 
 beforeAll(async () => {
-  if (TEST_DB_KIND === "postgres") {
-    db = await freshDatabase();
-    env = { DATABASE_URL: db.url };
-  } else {
-    env = { CHAT_DATA_DIR: await freshDataDir() };
-  }
+  db = await freshDatabase();
 });
 
 afterAll(async () => {
-  await db?.close();
-  if (env.CHAT_DATA_DIR !== undefined)
-    await rm(env.CHAT_DATA_DIR, { recursive: true, force: true });
+  await db.close();
 });
 
-async function admin(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+type Result = { code: number; out: string; err: string };
+
+async function run(argv: string[], env: NodeJS.ProcessEnv, database?: Database): Promise<Result> {
   const out: string[] = [];
   const err: string[] = [];
   const code = await runAdmin(
@@ -34,9 +31,59 @@ async function admin(...argv: string[]): Promise<{ code: number; out: string; er
     (t) => out.push(t),
     (t) => err.push(t),
     env,
+    database,
   );
   return { code, out: out.join("\n"), err: err.join("\n") };
 }
+
+/** A command on this file's open database. */
+const admin = (...argv: string[]): Promise<Result> => run(argv, {}, db);
+
+/**
+ * Commands as the entry point runs them: each opens the database of `env` (a
+ * PGlite data directory, or PostgreSQL's URL), migrates and closes it.
+ */
+async function withEntryPointEnv(
+  work: (admin: (...argv: string[]) => Promise<Result>) => Promise<void>,
+): Promise<void> {
+  if (TEST_DB_KIND === "postgres") {
+    const own = await freshDatabase();
+    try {
+      await work((...argv) => run(argv, { DATABASE_URL: own.url }));
+    } finally {
+      await own.close();
+    }
+    return;
+  }
+  const dataDir = await freshDataDir();
+  try {
+    await work((...argv) =>
+      run(argv, { CHAT_DATA_DIR: dataDir, CHAT_PGLITE_SHARED_BUFFERS: TEST_PGLITE_SHARED_BUFFERS }),
+    );
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+describe("the admin CLI as its entry point runs it", () => {
+  it("opens the database its environment names, and what one command writes the next reads", async () => {
+    await withEntryPointEnv(async (admin) => {
+      const realm = await admin("create-realm", "--subdomain", "Lear", "--name", "King Lear");
+      expect(realm.code).toBe(0);
+      expect(realm.out).toMatch(/^created realm \d+ "King Lear" \(subdomain "lear"\)$/);
+      const realms = await admin("list-realms");
+      expect(realms.code).toBe(0);
+      expect(realms.out).toMatch(/^\d+\tlear\tKing Lear\tactive$/m);
+    });
+  });
+
+  it("fails with exit code 1 and a clear message when its configuration is wrong", async () => {
+    const result = await run(["list-realms"], { DATABASE_URL: "mysql://nowhere" });
+    expect(result.code).toBe(1);
+    expect(result.err).toMatch(/DATABASE_URL.*postgresql:\/\//);
+    expect(result.out).toBe("");
+  });
+});
 
 describe("the admin CLI", () => {
   it("creates realms, users and bots, and lists them", async () => {
@@ -228,17 +275,13 @@ describe("the admin CLI", () => {
 if (TEST_DB_KIND === "postgres") {
   describe("a deactivation through the CLI", () => {
     it("takes effect on a running server at once (PostgreSQL NOTIFY)", async () => {
-      if (db === undefined) {
-        // PGlite is one process's database: the CLI and a server cannot share it; nothing to check here.
-        expect(TEST_DB_KIND).toBe("pglite");
-        return;
-      }
       const server = await startTestServer({
         db: { ...db, close: () => Promise.resolve() },
       });
       try {
-        const key = (await admin("api-key", "--realm", "lear", "--email", "goneril@example.com"))
-          .out;
+        // The CLI's own connection, as a separate process would have it.
+        const cli = (...argv: string[]) => run(argv, { DATABASE_URL: db.url });
+        const key = (await cli("api-key", "--realm", "lear", "--email", "goneril@example.com")).out;
         const call = () =>
           server.call("GET", "/api/v1/users/me", {
             host: "lear.chat.test",
@@ -246,7 +289,7 @@ if (TEST_DB_KIND === "postgres") {
           });
         expect((await call()).status).toBe(200);
         expect(
-          (await admin("deactivate", "user", "goneril@example.com", "--realm", "lear")).code,
+          (await cli("deactivate", "user", "goneril@example.com", "--realm", "lear")).code,
         ).toBe(0);
         let status = 200;
         for (let i = 0; i < 100 && status === 200; i++) {

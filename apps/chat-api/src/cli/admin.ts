@@ -256,12 +256,18 @@ function help(): string {
   ].join("\n");
 }
 
-/** Runs the CLI on `argv` with the configuration in `env`; returns the exit code (0 done, 1 failed, 2 usage). */
+/**
+ * Runs the CLI on `argv`; returns the exit code (0 done, 1 failed, 2 usage).
+ * It opens (and migrates, outside production) the database the configuration in
+ * `env` names and closes it at the end, unless given an open `database`, which it
+ * uses as it is and leaves open (tests run many commands on one database).
+ */
 export async function runAdmin(
   argv: string[],
   out: (text: string) => void,
   err: (text: string) => void,
   env: NodeJS.ProcessEnv = process.env,
+  database?: Database,
 ): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
@@ -289,11 +295,14 @@ export async function runAdmin(
     out(`usage: admin ${command.usage}\n\n${command.summary}`);
     return 0;
   }
-  let db: Database | undefined;
+  let opened: Database | undefined;
   try {
-    const config = loadConfig(env);
-    db = await openDatabase(config);
-    if (!isProduction(config)) await migrate(db.sql);
+    let db = database;
+    if (db === undefined) {
+      const config = loadConfig(env);
+      db = opened = await openDatabase(config);
+      if (!isProduction(config)) await migrate(db.sql);
+    }
     out(await command.run(db, parsed.values, parsed.positionals));
     return 0;
   } catch (error) {
@@ -304,7 +313,7 @@ export async function runAdmin(
     err(`error: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
   } finally {
-    await db?.close();
+    await opened?.close();
   }
 }
 

@@ -4,7 +4,11 @@ import { createDatabase, type Database } from "./database";
 /** Opens the database the configuration names; `onError` hears of lost connections. */
 export function openDatabase(config: Config, onError?: (error: Error) => void): Promise<Database> {
   return config.DATABASE_URL === undefined
-    ? createDatabase({ kind: "pglite", dataDir: config.CHAT_DATA_DIR })
+    ? createDatabase({
+        kind: "pglite",
+        dataDir: config.CHAT_DATA_DIR,
+        sharedBuffers: config.CHAT_PGLITE_SHARED_BUFFERS,
+      })
     : createDatabase(
         {
           kind: "postgres",

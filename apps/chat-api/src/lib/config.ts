@@ -33,6 +33,14 @@ const schema = z.object({
     .optional(),
   CHAT_DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(10),
   CHAT_DATA_DIR: z.string().min(1).default(".data/chat"),
+  /**
+   * PGlite's shared buffers (PostgreSQL's `shared_buffers`). PGlite clears them
+   * at every start: 128MB costs about 2 s of CPU there, 16MB a tenth of it.
+   */
+  CHAT_PGLITE_SHARED_BUFFERS: z
+    .string()
+    .regex(/^[1-9][0-9]{0,5}(kB|MB|GB)$/, "must be a size such as 16MB")
+    .default("128MB"),
   CHAT_WEB_PUBLIC_STREAMS_ENABLED: flag.default(false),
   CHAT_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE: flag.default(false),
   CHAT_PUSH_BOUNCER_URL: z

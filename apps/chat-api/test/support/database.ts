@@ -3,6 +3,7 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { createDatabase, type Database } from "../../src/db/database";
 import {
+  TEST_PGLITE_SHARED_BUFFERS,
   type TemplateState,
   type TestGlobals,
   copyFolder,
@@ -51,7 +52,11 @@ export async function freshDataDir(state: TemplateState = "migrated"): Promise<s
 export async function freshDatabase(state: TemplateState = "migrated"): Promise<TestDatabase> {
   if (TEST_DB_KIND === "pglite") {
     const dataDir = await freshDataDir(state);
-    const db = await createDatabase({ kind: "pglite", dataDir });
+    const db = await createDatabase({
+      kind: "pglite",
+      dataDir,
+      sharedBuffers: TEST_PGLITE_SHARED_BUFFERS,
+    });
     let closing: Promise<void> | undefined;
     return {
       ...db,

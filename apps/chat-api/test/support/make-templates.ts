@@ -12,6 +12,7 @@ import { createDatabase, type Database } from "../../src/db/database";
 import { migrate } from "../../src/db/migrate";
 import { seedDemoRealm } from "../../src/db/seed";
 import {
+  TEST_PGLITE_SHARED_BUFFERS,
   type TemplateState,
   copyFolder,
   databaseUrl,
@@ -37,10 +38,15 @@ const seed = (db: Database) => seedDemoRealm(db.prisma);
 /** Makes the PGlite templates in `root`: `migrated`, then `seeded`, a copy of it with the demo realm. */
 async function makePgliteTemplates(root: string): Promise<void> {
   await mkdir(root, { recursive: true });
-  const dir = (state: TemplateState) => join(root, state);
-  await using(await createDatabase({ kind: "pglite", dataDir: dir("migrated") }), migrated);
-  await copyFolder(dir("migrated"), dir("seeded"));
-  await using(await createDatabase({ kind: "pglite", dataDir: dir("seeded") }), seed);
+  const open = (state: TemplateState) =>
+    createDatabase({
+      kind: "pglite",
+      dataDir: join(root, state),
+      sharedBuffers: TEST_PGLITE_SHARED_BUFFERS,
+    });
+  await using(await open("migrated"), migrated);
+  await copyFolder(join(root, "migrated"), join(root, "seeded"));
+  await using(await open("seeded"), seed);
 }
 
 /** Makes the PostgreSQL templates beside TEST_DATABASE_URL's database: `migrated`, then `seeded`. */

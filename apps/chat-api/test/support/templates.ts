@@ -9,6 +9,13 @@ import { rm } from "node:fs/promises";
 import { promisify } from "node:util";
 import { Client } from "pg";
 
+/**
+ * PGlite's shared buffers in tests: every test file opens its own PGlite, and
+ * at PostgreSQL's default (128MB) clearing them takes most of the 1-4 s an open
+ * costs; the test databases hold a few MB.
+ */
+export const TEST_PGLITE_SHARED_BUFFERS = "16MB";
+
 /** The states a test database can start in. */
 export type TemplateState = "migrated" | "seeded";
 
