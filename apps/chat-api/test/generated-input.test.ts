@@ -81,13 +81,17 @@ const anyRequest = fc.integer({ min: 0, max: 10_000 }).chain((i) => {
 
 it(`answers ${RUNS} generated hostile requests in the envelope, never 5xx, changing nothing when refused`, async () => {
   let refused = 0;
+  // The row counts after the last refused request: the state the next one starts
+  // from (nothing runs between two requests), so it need not be read again.
+  let known: string | undefined;
   await fc.assert(
     fc.asyncProperty(anyRequest, async ({ operation, fields, duplicate, contentType }) => {
       const path = `/api/v1${operation.path.replace(/\{\w+\}/g, "1")}`;
       const pairs = Object.entries(fields);
       if (duplicate !== undefined) pairs.push([duplicate, "1"], [duplicate, "2"]);
       const encoded = new URLSearchParams(pairs).toString();
-      const before = await digest();
+      const before = known ?? (await digest());
+      known = undefined;
       const reply = await server.call(operation.method, path, {
         auth: [iago.email, iago.apiKey],
         ...(operation.method === "GET" || operation.method === "DELETE"
@@ -99,7 +103,8 @@ it(`answers ${RUNS} generated hostile requests in the envelope, never 5xx, chang
       if (reply.status >= 400) {
         refused++;
         expect(typeof reply.body.msg).toBe("string");
-        expect(await digest()).toBe(before);
+        known = await digest();
+        expect(known).toBe(before);
       }
     }),
     { seed: SEED, numRuns: RUNS, endOnFailure: true },

@@ -15,6 +15,8 @@ import { type ScoreboardProcess, sample, sleep, startScoreboard } from "./suppor
 jest.setTimeout(120_000);
 
 const GRACE_SECONDS = 10;
+/** Calls answered before the signal. */
+const UNDER_LOAD = 500;
 let scoreboard: ScoreboardProcess;
 
 beforeAll(async () => {
@@ -70,7 +72,9 @@ describe("SIGTERM under load", () => {
       }
     };
     const callers = Array.from({ length: 8 }, () => caller());
-    await sleep(2000);
+    // Under load: the signal comes once the callers have had 500 calls answered
+    // (a count, not a time: a busy machine takes longer to get there).
+    while (ok < UNDER_LOAD && errors.length === 0) await sleep(50);
     const servedBefore = sample(
       await scoreboard.metrics(),
       'scoreboard_requests_total{method="GetByRank",code="OK"}',
@@ -95,8 +99,8 @@ describe("SIGTERM under load", () => {
     expect(slowTrailers["grpc-status"]).toBe("0");
     const reply = Buffer.concat(chunks);
     expect(fromBinary(EntrySchema, reply.subarray(5)).rank).toBe(7);
-    expect(ok).toBeGreaterThan(500);
-    expect(servedBefore).toBeGreaterThan(500);
+    expect(ok).toBeGreaterThanOrEqual(UNDER_LOAD);
+    expect(servedBefore).toBeGreaterThanOrEqual(UNDER_LOAD);
     // Calls after the drain began were refused before reaching the service: a refused
     // connection, or a stream the server refused (HTTP/2 REFUSED_STREAM: not processed,
     // safe to retry; connect-node reports it as INTERNAL, grpc-js as UNAVAILABLE).
