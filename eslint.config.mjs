@@ -24,6 +24,22 @@ export default tseslint.config(
   // chat-api's layers (docs/development.md): routes declare endpoints and call
   // actions; only actions (and the event system) reach the database; actions
   // take typed values and know nothing of HTTP.
+  // One data layer: a statement Prisma's query builder cannot express is a typed
+  // Kysely statement in src/db/queries/<resource>.ts, not raw SQL in an action.
+  {
+    files: ["apps/chat-api/src/**/*.ts"],
+    ignores: ["apps/chat-api/src/db/**", "apps/chat-api/src/gen/**"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: "MemberExpression[property.name=/^\\$(queryRaw|executeRaw)$/]",
+          message:
+            "Write the statement in src/db/queries/<resource>.ts with Kysely (typed from schema.prisma).",
+        },
+      ],
+    },
+  },
   {
     files: ["apps/chat-api/src/routes/**/*.ts", "apps/chat-api/src/urls.ts"],
     rules: {

@@ -9,9 +9,11 @@
  */
 import { join } from "node:path";
 import { machine, summarize, table, toolVersion, writeSection } from "@repo/bench-kit";
+import { Kysely, PostgresDialect } from "kysely";
 import { Client, Pool } from "pg";
 import { isDeepStrictEqual } from "node:util";
 import { createDatabase } from "../src/db/database";
+import { kyselyOver } from "../src/db/kysely";
 import { migrate } from "../src/db/migrate";
 import { seedDemoRealm } from "../src/db/seed";
 
@@ -33,7 +35,7 @@ interface Tables {
   };
 }
 
-type Way = "Prisma" | "Kysely" | "pg";
+type Way = "Prisma" | "Kysely" | "Kysely through Prisma" | "pg";
 interface Case {
   name: string;
   ways: Record<Way, () => Promise<unknown>>;
@@ -59,11 +61,12 @@ async function main(): Promise<void> {
   await admin.query(`CREATE DATABASE ${name}`);
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
-  // Kysely is published as an ES module only: this CommonJS package loads it dynamically.
-  const { Kysely, PostgresDialect } = await import("kysely");
   const db = await createDatabase({ kind: "postgres", url: url.href });
   const pool = new Pool({ connectionString: url.href, max: 10 });
   const kysely = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  // chat-api's data layer (src/db/kysely.ts): Kysely's statement through Prisma's
+  // raw query, a builder made per call as a transaction makes its own.
+  const viaPrisma = () => kyselyOver(db.prisma);
   try {
     await migrate(db.sql);
     await seedDemoRealm(db.prisma);
@@ -84,6 +87,12 @@ async function main(): Promise<void> {
             }),
           Kysely: () =>
             kysely
+              .selectFrom("users")
+              .select(["id", "realm_id", "email", "role", "is_active"])
+              .where("api_key", "=", key)
+              .executeTakeFirst(),
+          "Kysely through Prisma": () =>
+            viaPrisma()
               .selectFrom("users")
               .select(["id", "realm_id", "email", "role", "is_active"])
               .where("api_key", "=", key)
@@ -113,6 +122,13 @@ async function main(): Promise<void> {
               .where("realm_id", "=", realmId)
               .orderBy("id")
               .execute(),
+          "Kysely through Prisma": () =>
+            viaPrisma()
+              .selectFrom("users")
+              .select(["id", "email", "full_name", "role"])
+              .where("realm_id", "=", realmId)
+              .orderBy("id")
+              .execute(),
           pg: async () =>
             (
               await pool.query(
@@ -128,7 +144,7 @@ async function main(): Promise<void> {
     for (const c of cases) {
       // The same answer every way, before any timing.
       const reference = await c.ways.pg();
-      for (const way of ["Prisma", "Kysely"] as const) {
+      for (const way of ["Prisma", "Kysely", "Kysely through Prisma"] as const) {
         const got = await c.ways[way]();
         if (!isDeepStrictEqual({ ...(got as object) }, { ...(reference as object) }))
           throw new Error(
@@ -166,7 +182,7 @@ async function main(): Promise<void> {
       "## chat-api: what a query costs, by the way it is sent",
       "",
       `Run ${new Date().toISOString()} with \`pnpm --filter chat-api bench:queries\` on ${machine([toolVersion("psql", ["--version"])])}.`,
-      `Each way: ${QUERIES.toLocaleString("en-US")} queries one after another, ${ROUNDS} rounds, ways taking turns, after 500 of warm-up; CPU is this process's (user + system) per query, wall the time per query; Spread = (max - min) / median of the rounds' CPU. Prisma ${toolVersion("node", ["-p", "require('@prisma/client/package.json').version"])}, Kysely 0.29.9, pg over a pool of 10; the demo realm on PostgreSQL (\`bench/query-cost.ts\`).`,
+      `Each way: ${QUERIES.toLocaleString("en-US")} queries one after another, ${ROUNDS} rounds, ways taking turns, after 500 of warm-up; CPU is this process's (user + system) per query, wall the time per query; Spread = (max - min) / median of the rounds' CPU. Prisma ${toolVersion("node", ["-p", "require('@prisma/client/package.json').version"])}, Kysely ${toolVersion("node", ["-p", "require('kysely/package.json').version"])}, pg over a pool of 10; the demo realm on PostgreSQL (\`bench/query-cost.ts\`).`,
       "",
       table(
         [

@@ -6,6 +6,8 @@ import type { Services } from "../services";
 import type { Prisma, PrismaClient, Realm } from "../gen/prisma/client";
 import { Role } from "../lib/roles";
 import { GROUP_OF_ROLE } from "./realm-creation";
+import { txOf } from "../db/kysely";
+import { accountByDeliveryEmail } from "../db/queries/users";
 
 type Deps = Pick<Services, "db" | "bus">;
 
@@ -151,12 +153,7 @@ export async function devApiKey(
   realm: Realm,
   email: string,
 ): Promise<{ api_key: string; email: string; user_id: number }> {
-  const users = await prisma.$queryRaw<
-    { id: number; email: string; api_key: string; is_active: boolean }[]
-  >`
-    SELECT id, email, api_key, is_active FROM users
-    WHERE realm_id = ${realm.id} AND lower(delivery_email) = lower(${email})`;
-  const user = users[0];
+  const user = await accountByDeliveryEmail(txOf(prisma), realm.id, email);
   if (realm.deactivated) {
     throw new UnauthorizedError(
       "This organization has been deactivated",

@@ -5,6 +5,8 @@ import type { SqlSession } from "../db/sql";
 import { CHANNEL_VISIBILITY } from "../db/statements";
 import type { AuthedUser } from "../lib/auth";
 import { Role, isAdministrator, isGuest } from "../lib/roles";
+import { txOf } from "../db/kysely";
+import { channelIdByName, clearTopicPolicy, setTopicPolicy } from "../db/queries/channels";
 
 /** What deciding whether a user sees a channel reads of it. */
 type Visibility = Pick<Channel, "realm_id" | "is_web_public" | "invite_only">;
@@ -75,9 +77,7 @@ export async function channelByName(
   realmId: number,
   name: string,
 ): Promise<Channel | null> {
-  const rows = await tx.$queryRaw<{ id: number }[]>`
-    SELECT id FROM channels WHERE realm_id = ${realmId} AND lower(name) = lower(${name})`;
-  const id = rows[0]?.id;
+  const id = await channelIdByName(txOf(tx), realmId, name);
   return id === undefined ? null : tx.channel.findUnique({ where: { id } });
 }
 
@@ -137,11 +137,7 @@ export async function doMuteTopic(
   topic: string,
 ): Promise<void> {
   await prisma.$transaction(async (tx) => {
-    await tx.$executeRaw`
-      INSERT INTO user_topics (user_id, channel_id, topic_name, visibility_policy, last_updated)
-      VALUES (${userId}, ${channelId}, ${topic}, ${MUTED}, now())
-      ON CONFLICT (user_id, channel_id, lower(topic_name))
-      DO UPDATE SET visibility_policy = ${MUTED}, last_updated = now()`;
+    await setTopicPolicy(txOf(tx), userId, channelId, topic, MUTED);
     await sendEvent(tx, [userId], userTopicEvent(channelId, topic, MUTED));
   });
 }
@@ -154,10 +150,7 @@ export async function doUnmuteTopic(
   topic: string,
 ): Promise<void> {
   await prisma.$transaction(async (tx) => {
-    await tx.$executeRaw`
-      DELETE FROM user_topics
-      WHERE user_id = ${userId} AND channel_id = ${channelId} AND lower(topic_name) = lower(${topic})
-        AND visibility_policy = ${MUTED}`;
+    await clearTopicPolicy(txOf(tx), userId, channelId, topic, MUTED);
     await sendEvent(tx, [userId], userTopicEvent(channelId, topic, INHERIT));
   });
 }

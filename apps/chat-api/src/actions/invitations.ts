@@ -14,6 +14,8 @@ import type { AuthedUser } from "../lib/auth";
 import { Role, isAdministrator, isOwner } from "../lib/roles";
 import { accessChannelById } from "./channels";
 import { hasRealmPermission } from "./user-groups";
+import { txOf } from "../db/kysely";
+import { lockRealm } from "../db/queries/realms";
 
 /** Pending invitations (accepted and revoked ones keep their rows with another status). */
 const PENDING = 0;
@@ -190,7 +192,7 @@ export async function doInviteUsers(
   await prisma.$transaction(async (tx) => {
     // One batch at a time per realm, so that two cannot both pass the count (NO KEY
     // UPDATE: rows that merely reference the realm, such as new messages, do not wait).
-    await tx.$queryRaw`SELECT id FROM realms WHERE id = ${user.realm_id} FOR NO KEY UPDATE`;
+    await lockRealm(txOf(tx), user.realm_id);
     const sentToday = await tx.invitation.count({
       where: { realm_id: user.realm_id, date_created: { gte: new Date(Date.now() - 86_400_000) } },
     });

@@ -10,6 +10,8 @@ import { canSee, channelByName } from "./channels";
 import { isGroupMember } from "./user-groups";
 import { findUsers } from "./user-lookup";
 import { gravatarUrl } from "./user-view";
+import { txOf } from "../db/kysely";
+import { topicExists } from "../db/queries/channels";
 
 /** `max_message_length`: longer content is cut, as Zulip does. */
 export const MAX_MESSAGE_LENGTH = 10_000;
@@ -258,11 +260,8 @@ export async function doSendMessage(
     throw new JsonableError("Sending messages to the general chat is not allowed in this channel.");
   if (channel.topics_policy === "empty_topic_only" && topic !== "")
     throw new JsonableError("Only the general chat topic is allowed in this channel.");
-  const existing = await prisma.$queryRaw<{ found: boolean }[]>`
-    SELECT EXISTS (SELECT 1 FROM messages WHERE channel_id = ${channel.id}
-                   AND lower(topic) = lower(${topic})) AS found`;
   if (
-    existing[0]?.found !== true &&
+    !(await topicExists(txOf(prisma), channel.id, topic)) &&
     !(await isGroupMember(prisma, channel.can_create_topic_group_id, user.id, false))
   )
     throw new JsonableError("You do not have permission to create new topics in this channel.");

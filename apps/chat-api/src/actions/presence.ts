@@ -4,6 +4,8 @@ import type { Presence, Prisma, PrismaClient } from "../gen/prisma/client";
 import { realmAudience, sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
 import { hasRealmPermission } from "./user-groups";
+import { txOf } from "../db/kysely";
+import { channelPeers, nextPresenceUpdateId, presenceAudience } from "../db/queries/presence";
 
 /** Presence older than this is not reported (Zulip's default history). */
 export const PRESENCE_HISTORY_DAYS = 14;
@@ -55,9 +57,7 @@ export async function doUpdatePresence(
   await prisma.$transaction(async (tx) => {
     const now = new Date();
     const before = await tx.presence.findUnique({ where: { user_id: user.id } });
-    const [{ id: updateId } = { id: 0 }] = await tx.$queryRaw<
-      { id: number }[]
-    >`SELECT nextval('presence_update_id_seq')::int AS id`;
+    const updateId = await nextPresenceUpdateId(txOf(tx));
     const activeTime = status === "active" ? now : (before?.last_active_time ?? null);
     const after = await tx.presence.upsert({
       where: { user_id: user.id },
@@ -76,7 +76,7 @@ export async function doUpdatePresence(
       now.getTime() - before.last_connected_time.getTime() > OFFLINE_THRESHOLD_MS;
     if (!changed) return;
     const audience = limitToAccessible
-      ? await presenceAudience(tx, user)
+      ? await presenceAudience(txOf(tx), user.realm_id, user.id)
       : await realmAudience(tx, user.realm_id);
     await sendEvent(tx, audience, {
       type: "presence",
@@ -86,34 +86,6 @@ export async function doUpdatePresence(
       presence: { website: legacyPresence(after).website },
     });
   });
-}
-
-/**
- * Who may see `subject`'s presence when access is limited (the same rule as
- * {@link realmPresences}, from the other side): the realm's active users in
- * its `can_access_all_users_group` (at any depth), those sharing a channel
- * with the subject, and the subject.
- */
-async function presenceAudience(
-  tx: Prisma.TransactionClient,
-  subject: AuthedUser,
-): Promise<number[]> {
-  const rows = await tx.$queryRaw<{ id: number }[]>`
-    WITH RECURSIVE groups(id) AS (
-      SELECT can_access_all_users_group_id FROM realms WHERE id = ${subject.realm_id}
-      UNION
-      SELECT s.subgroup_id FROM user_group_subgroups s JOIN groups g ON s.supergroup_id = g.id
-    )
-    SELECT u.id FROM users u
-    WHERE u.realm_id = ${subject.realm_id} AND u.is_active AND (
-      u.id = ${subject.id}
-      OR EXISTS (SELECT 1 FROM user_group_members m JOIN groups g ON g.id = m.group_id
-                 WHERE m.user_id = u.id)
-      OR EXISTS (SELECT 1 FROM subscriptions mine
-                 JOIN subscriptions other ON other.channel_id = mine.channel_id AND other.active
-                 WHERE mine.user_id = ${subject.id} AND mine.active AND other.user_id = u.id)
-    )`;
-  return rows.map((row) => row.id);
 }
 
 /** Which presence rows a viewer gets. */
@@ -147,11 +119,7 @@ export async function realmPresences(
   if (!query.limitToAccessible) return rows;
   if (await hasRealmPermission(prisma, viewer.realm_id, "can_access_all_users_group_id", viewer.id))
     return rows;
-  const shared = await prisma.$queryRaw<{ user_id: number }[]>`
-    SELECT DISTINCT other.user_id FROM subscriptions mine
-    JOIN subscriptions other ON other.channel_id = mine.channel_id AND other.active
-    WHERE mine.user_id = ${viewer.id} AND mine.active`;
-  const accessible = new Set([viewer.id, ...shared.map((s) => s.user_id)]);
+  const accessible = new Set([viewer.id, ...(await channelPeers(txOf(prisma), viewer.id))]);
   return rows.filter((row) => accessible.has(row.user_id));
 }
 

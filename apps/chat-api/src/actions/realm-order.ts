@@ -1,6 +1,8 @@
 import { JsonableError } from "@repo/envelope";
 import type { PrismaClient } from "../gen/prisma/client";
 import { sendLinkifiersEvent, sendProfileFieldsEvent } from "./realm-config";
+import { txOf } from "../db/kysely";
+import { lockLinkifiers, lockProfileFields } from "../db/queries/realms";
 
 /**
  * Puts the realm's linkifiers in `ids` order, as Zulip checks it: no
@@ -15,10 +17,7 @@ export async function doReorderLinkifiers(
   if (new Set(ids).size < ids.length)
     throw new JsonableError("The ordered list must not contain duplicated linkifiers");
   await prisma.$transaction(async (tx) => {
-    const rows = await tx.$queryRaw<
-      { id: number }[]
-    >`SELECT id FROM linkifiers WHERE realm_id = ${realmId} FOR UPDATE`;
-    const existing = new Set(rows.map((r) => r.id));
+    const existing = new Set(await lockLinkifiers(txOf(tx), realmId));
     if (existing.size !== ids.length || ids.some((id) => !existing.has(id))) {
       throw new JsonableError(
         "The ordered list must enumerate all existing linkifiers exactly once",
@@ -42,10 +41,9 @@ export async function doReorderProfileFields(
 ): Promise<void> {
   const position = new Map(ids.map((id, index) => [id, index]));
   await prisma.$transaction(async (tx) => {
-    const rows = await tx.$queryRaw<{ id: number }[]>`
-      SELECT id FROM custom_profile_fields WHERE realm_id = ${realmId} FOR UPDATE`;
-    if (rows.some((r) => !position.has(r.id))) throw new JsonableError("Invalid order mapping.");
-    for (const { id } of rows)
+    const ids = await lockProfileFields(txOf(tx), realmId);
+    if (ids.some((id) => !position.has(id))) throw new JsonableError("Invalid order mapping.");
+    for (const id of ids)
       await tx.customProfileField.update({ where: { id }, data: { order: position.get(id) ?? 0 } });
     await sendProfileFieldsEvent(tx, realmId);
   });

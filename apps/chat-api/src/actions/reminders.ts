@@ -6,6 +6,8 @@ import { sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
 import { codePoints } from "../lib/text";
 import { insertMessage } from "./messages";
+import { txOf } from "../db/kysely";
+import { claimDueReminder, lockPendingReminder } from "../db/queries/reminders";
 
 /** Longest reminder note (Zulip's). */
 export const MAX_REMINDER_NOTE_LENGTH = 1000;
@@ -105,11 +107,8 @@ export async function doDeleteReminder(
 ): Promise<void> {
   await prisma.$transaction(async (tx) => {
     // The row lock makes a delivery in progress finish first, or find it gone.
-    const rows = await tx.$queryRaw<{ id: number }[]>`
-      SELECT id FROM reminders
-      WHERE id = ${reminderId} AND user_id = ${user.id} AND NOT delivered
-      FOR UPDATE`;
-    if (rows.length === 0) throw new ResourceNotFoundError("Reminder does not exist");
+    if (!(await lockPendingReminder(txOf(tx), reminderId, user.id)))
+      throw new ResourceNotFoundError("Reminder does not exist");
     await tx.reminder.delete({ where: { id: reminderId } });
     await sendEvent(tx, [user.id], { type: "reminders", op: "remove", reminder_id: reminderId });
   });
@@ -130,14 +129,9 @@ export async function deliverDueReminders(
   let sent = 0;
   while (sent < limit) {
     const delivered = await prisma.$transaction(async (tx) => {
-      const [claimed] = await tx.$queryRaw<{ id: number }[]>`
-        SELECT id FROM reminders
-        WHERE NOT delivered AND NOT failed AND scheduled_timestamp <= ${now}
-        ORDER BY scheduled_timestamp, id
-        LIMIT 1
-        FOR UPDATE SKIP LOCKED`;
+      const claimed = await claimDueReminder(txOf(tx), now);
       if (claimed === undefined) return false;
-      const reminder = await tx.reminder.findUniqueOrThrow({ where: { id: claimed.id } });
+      const reminder = await tx.reminder.findUniqueOrThrow({ where: { id: claimed } });
       const bot = await tx.user.findFirst({
         where: { realm_id: reminder.realm_id, is_system_bot: true, is_active: true },
       });

@@ -5,6 +5,8 @@ import type { SqlSession } from "../db/sql";
 import { GROUP_MEMBERSHIP } from "../db/statements";
 import { systemGroupIds } from "./realm-creation";
 import { type GroupSettingValue, readGroupSettings, storeGroupSetting } from "../lib/group-setting";
+import { txOf } from "../db/kysely";
+import { advisoryLock, withSubgroups } from "../db/queries/user-groups";
 
 /**
  * Whether `userId` is a member of `groupId`: directly, or (unless `directOnly`)
@@ -100,21 +102,6 @@ async function accessGroupForUpdate(
   throw new InsufficientPermissionError();
 }
 
-/** Ids of every group reachable from `ids` through subgroups, `ids` included. */
-async function withSubgroups(
-  tx: Prisma.TransactionClient,
-  ids: readonly number[],
-): Promise<Set<number>> {
-  const rows = await tx.$queryRaw<{ id: number }[]>`
-    WITH RECURSIVE reach(id) AS (
-      SELECT unnest(${[...ids]}::int[])
-      UNION
-      SELECT s.subgroup_id FROM user_group_subgroups s JOIN reach r ON s.supergroup_id = r.id
-    )
-    SELECT id FROM reach`;
-  return new Set(rows.map((r) => r.id));
-}
-
 /**
  * Adds and removes subgroups of a group in one transaction, with Zulip's
  * checks and messages: permissions, unknown groups, duplicates, cycles across
@@ -135,7 +122,7 @@ export async function doUpdateSubgroups(
     await accessGroupForUpdate(prisma, user, groupId, "can_remove_members_group_id");
   await prisma.$transaction(async (tx) => {
     // One change to a realm's group graph at a time, so two concurrent adds cannot close a cycle.
-    await tx.$executeRaw`SELECT pg_advisory_xact_lock(${SUBGROUP_LOCK}::int, ${user.realm_id}::int)`;
+    await advisoryLock(txOf(tx), SUBGROUP_LOCK, user.realm_id);
     if (add.length > 0) {
       const found = await tx.userGroup.findMany({
         where: {
@@ -156,7 +143,7 @@ export async function doUpdateSubgroups(
       const already = add.find((id) => current.some((c) => c.subgroup_id === id));
       if (already !== undefined)
         throw new JsonableError(`User group ${already} is already a subgroup of this group.`);
-      if ((await withSubgroups(tx, add)).has(groupId)) {
+      if ((await withSubgroups(txOf(tx), add)).includes(groupId)) {
         throw new JsonableError(
           `User group ${groupId} is already a subgroup of one of the passed subgroups.`,
         );

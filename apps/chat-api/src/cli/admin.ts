@@ -15,6 +15,8 @@ import { Role } from "../lib/roles";
 import type { Database } from "../db/database";
 import { CacheBus } from "../lib/cache-bus";
 import { isProduction, loadConfig } from "../lib/config";
+import { txOf } from "../db/kysely";
+import { accountByDeliveryEmail, addressTaken } from "../db/queries/users";
 
 /** A mistake in the command line: usage is printed, exit code 2. */
 class UsageError extends Error {}
@@ -64,17 +66,14 @@ async function realmId(db: Database, subdomain: string): Promise<number> {
 
 async function userId(db: Database, subdomain: string, email: string): Promise<number> {
   const id = await realmId(db, subdomain);
-  const rows = await db.prisma.$queryRaw<{ id: number }[]>`
-    SELECT id FROM users WHERE realm_id = ${id} AND lower(delivery_email) = lower(${email})`;
-  const row = rows[0];
+  const row = await accountByDeliveryEmail(txOf(db.prisma), id, email);
   if (row === undefined) throw new CommandError(`no user ${email} in realm "${subdomain}"`);
   return row.id;
 }
 
 async function emailFree(db: Database, realm: number, email: string): Promise<void> {
-  const rows = await db.prisma.$queryRaw<{ id: number }[]>`
-    SELECT id FROM users WHERE realm_id = ${realm} AND (lower(delivery_email) = lower(${email}) OR lower(email) = lower(${email}))`;
-  if (rows.length > 0) throw new CommandError(`${email} is already taken in this realm`);
+  if (await addressTaken(txOf(db.prisma), realm, email))
+    throw new CommandError(`${email} is already taken in this realm`);
 }
 
 function validEmail(email: string): string {

@@ -4,6 +4,9 @@ import type { SqlSession } from "../db/sql";
 import { SEND_EVENT } from "../db/statements";
 import type { Prisma, PrismaClient } from "../gen/prisma/client";
 import { EVENTS_CHANNEL, type EventHub } from "./hub";
+import { txOf } from "../db/kysely";
+import { lockUser } from "../db/queries/users";
+import { writeHeartbeat } from "../db/queries/events";
 
 /** An event as clients receive it (`id` is added per queue when it is read). */
 export interface ChatEvent {
@@ -69,7 +72,7 @@ export async function createQueue(
   await prisma.$transaction(async (tx) => {
     // One registration at a time per user, so that concurrent ones cannot pass the cap
     // (NO KEY UPDATE: rows that merely reference the user, such as new messages, do not wait).
-    await tx.$queryRaw`SELECT id FROM users WHERE id = ${user.id} FOR NO KEY UPDATE`;
+    await lockUser(txOf(tx), user.id);
     const excess = await tx.eventQueue.findMany({
       where: { user_id: user.id },
       orderBy: [{ last_poll_time: "desc" }, { date_created: "desc" }],
@@ -160,13 +163,7 @@ export async function pollEvents(
       const queue = await tx.eventQueue.findFirst({ where: { id: queueId, user_id: userId } });
       if (queue === null) throw badQueue(queueId);
       await tx.eventQueue.update({ where: { id: queueId }, data: { last_poll_time: new Date() } });
-      await tx.$executeRaw`
-        WITH queue AS (
-          UPDATE event_queues SET last_event_id = last_event_id + 1 WHERE id = ${queueId}
-          RETURNING id, last_event_id
-        )
-        INSERT INTO events (queue_id, id, payload)
-        SELECT id, last_event_id, '{"type":"heartbeat"}'::jsonb FROM queue`;
+      await writeHeartbeat(txOf(tx), queueId);
     });
     return read();
   }

@@ -1,6 +1,8 @@
 import type { Logger } from "pino";
 import type { Prisma } from "../gen/prisma/client";
 import type { SqlRunner } from "../db/sql";
+import { txOf } from "../db/kysely";
+import { notify } from "../db/queries/events";
 
 /** What changed, so every replica can drop what it cached about it. */
 export type CacheChange = { user: number } | { realm: number };
@@ -64,7 +66,7 @@ export class CacheBus {
 
   /** Announces `change` inside transaction `tx`; call {@link apply} after it commits. */
   async announce(tx: Prisma.TransactionClient, change: CacheChange): Promise<void> {
-    await tx.$executeRaw`SELECT pg_notify(${CACHE_CHANNEL}, ${JSON.stringify(change)})`;
+    await notify(txOf(tx), CACHE_CHANNEL, JSON.stringify(change));
   }
 
   /** Drops what this replica cached about `change`. */

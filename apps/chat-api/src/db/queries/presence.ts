@@ -1,0 +1,80 @@
+import type { Tx } from "../kysely";
+
+/** The next presence update number (the realm-wide `last_update_id` counter). */
+export async function nextPresenceUpdateId(tx: Tx): Promise<number> {
+  const row = await tx.q
+    .selectNoFrom((eb) =>
+      eb.cast<number>(eb.fn("nextval", [eb.val("presence_update_id_seq")]), "integer").as("id"),
+    )
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/** The users who share an active subscription to a channel with `userId`. */
+export async function channelPeers(tx: Tx, userId: number): Promise<number[]> {
+  const rows = await tx.q
+    .selectFrom("subscriptions as mine")
+    .innerJoin("subscriptions as other", (join) =>
+      join.onRef("other.channel_id", "=", "mine.channel_id").on("other.active", "=", true),
+    )
+    .select("other.user_id")
+    .distinct()
+    .where("mine.user_id", "=", userId)
+    .where("mine.active", "=", true)
+    .execute();
+  return rows.map((r) => r.user_id);
+}
+
+/**
+ * Who may see `subjectId`'s presence: the active users of the realm in its
+ * `can_access_all_users_group` (at any depth), those who share a channel with
+ * the subject, and the subject.
+ */
+export async function presenceAudience(
+  tx: Tx,
+  realmId: number,
+  subjectId: number,
+): Promise<number[]> {
+  const rows = await tx.q
+    .withRecursive("groups(id)", (db) =>
+      db
+        .selectFrom("realms")
+        .select("can_access_all_users_group_id as id")
+        .where("id", "=", realmId)
+        .union(
+          db
+            .selectFrom("user_group_subgroups as s")
+            .innerJoin("groups as g", "g.id", "s.supergroup_id")
+            .select("s.subgroup_id as id"),
+        ),
+    )
+    .selectFrom("users as u")
+    .select("u.id")
+    .where("u.realm_id", "=", realmId)
+    .where("u.is_active", "=", true)
+    .where((eb) =>
+      eb.or([
+        eb("u.id", "=", subjectId),
+        eb.exists(
+          eb
+            .selectFrom("user_group_members as m")
+            .innerJoin("groups as g", "g.id", "m.group_id")
+            .select("m.group_id")
+            .whereRef("m.user_id", "=", "u.id"),
+        ),
+        eb.exists(
+          eb
+            .selectFrom("subscriptions as mine")
+            .innerJoin("subscriptions as other", (join) =>
+              join.onRef("other.channel_id", "=", "mine.channel_id").on("other.active", "=", true),
+            )
+            .select("mine.user_id")
+            .where("mine.user_id", "=", subjectId)
+            .where("mine.active", "=", true)
+            .whereRef("other.user_id", "=", "u.id"),
+        ),
+      ]),
+    )
+    .execute();
+  return rows.map((r) => r.id);
+}

@@ -1,0 +1,32 @@
+import type { Tx } from "../kysely";
+import { sameText } from "./text";
+
+/** The realm's account whose delivery address is `email` (any case), active or not. */
+export function accountByDeliveryEmail(tx: Tx, realmId: number, email: string) {
+  return tx.q
+    .selectFrom("users")
+    .select(["id", "email", "api_key", "is_active"])
+    .where("realm_id", "=", realmId)
+    .where((eb) => sameText(eb, "delivery_email", email))
+    .executeTakeFirst();
+}
+
+/** Whether `email` (any case) is the delivery or the public address of an account of the realm. */
+export async function addressTaken(tx: Tx, realmId: number, email: string): Promise<boolean> {
+  const row = await tx.q
+    .selectFrom("users")
+    .select("id")
+    .where("realm_id", "=", realmId)
+    .where((eb) => eb.or([sameText(eb, "delivery_email", email), sameText(eb, "email", email)]))
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * Locks the user's row against other lockers (NO KEY UPDATE: rows that merely
+ * reference the user, such as new messages, do not wait).
+ */
+export async function lockUser(tx: Tx, userId: number): Promise<void> {
+  await tx.q.selectFrom("users").select("id").where("id", "=", userId).forNoKeyUpdate().execute();
+}
