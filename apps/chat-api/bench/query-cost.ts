@@ -7,6 +7,7 @@
  * any timing. Issue 24 asks for this measurement before a typed query layer is
  * chosen. Run with `pnpm --filter chat-api bench:queries`.
  */
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { machine, summarize, table, toolVersion, writeSection } from "@repo/bench-kit";
 import { Kysely, PostgresDialect } from "kysely";
@@ -19,6 +20,12 @@ import { seedDemoRealm } from "../src/db/seed";
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const DOCS = join(__dirname, "../../../docs/benchmarks.md");
+/** Kysely's version (its package.json is not among its exports: read beside its entry point). */
+const KYSELY_VERSION = (
+  JSON.parse(readFileSync(join(require.resolve("kysely"), "../../../package.json"), "utf8")) as {
+    version: string;
+  }
+).version;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 2000);
 
@@ -182,7 +189,7 @@ async function main(): Promise<void> {
       "## chat-api: what a query costs, by the way it is sent",
       "",
       `Run ${new Date().toISOString()} with \`pnpm --filter chat-api bench:queries\` on ${machine([toolVersion("psql", ["--version"])])}.`,
-      `Each way: ${QUERIES.toLocaleString("en-US")} queries one after another, ${ROUNDS} rounds, ways taking turns, after 500 of warm-up; CPU is this process's (user + system) per query, wall the time per query; Spread = (max - min) / median of the rounds' CPU. Prisma ${toolVersion("node", ["-p", "require('@prisma/client/package.json').version"])}, Kysely ${toolVersion("node", ["-p", "require('kysely/package.json').version"])}, pg over a pool of 10; the demo realm on PostgreSQL (\`bench/query-cost.ts\`).`,
+      `Each way: ${QUERIES.toLocaleString("en-US")} queries one after another, ${ROUNDS} rounds, ways taking turns, after 500 of warm-up; CPU is this process's (user + system) per query, wall the time per query; Spread = (max - min) / median of the rounds' CPU. Prisma ${toolVersion("node", ["-p", "require('@prisma/client/package.json').version"])}, Kysely ${KYSELY_VERSION}, pg over a pool of 10; the demo realm on PostgreSQL (\`bench/query-cost.ts\`).`,
       "",
       table(
         [
