@@ -33,9 +33,20 @@ export default tseslint.config(
       "no-restricted-syntax": [
         "error",
         {
-          selector: "MemberExpression[property.name=/^\\$(queryRaw|executeRaw)$/]",
+          selector:
+            "MemberExpression[property.name=/^\\$(queryRaw|executeRaw|queryRawUnsafe|executeRawUnsafe)$/]",
           message:
             "Write the statement in src/db/queries/<resource>.ts with Kysely (typed from schema.prisma).",
+        },
+        {
+          selector: "MemberExpression[property.name='$transaction']",
+          message: "Open transactions with db.transaction: its Tx runs Prisma and Kysely in it.",
+        },
+        {
+          selector:
+            "MemberExpression[object.property.name='sql'][property.name=/^(query|run|exec|transaction|withSession)$/]",
+          message:
+            "db.sql is for migrations and LISTEN; statements are Kysely's (src/db/queries) or Prisma's.",
         },
       ],
     },
@@ -58,8 +69,12 @@ export default tseslint.config(
         "error",
         {
           selector:
-            "MemberExpression[object.type='MemberExpression'][object.property.name=/^(prisma|sql)$/]",
+            "MemberExpression[object.type='MemberExpression'][object.property.name=/^(prisma|sql|q)$/]",
           message: "Routes call actions; only actions query the database (pass `db` to one).",
+        },
+        {
+          selector: "MemberExpression[property.name='transaction']",
+          message: "Routes call actions; actions open transactions.",
         },
       ],
     },

@@ -6,8 +6,9 @@
  *   ceiling on this machine);
  * - `BENCH_REFERENCE=pg`: bare Express 5 with the same body parser, each
  *   measured operation written directly with `pg`, sending the statements
- *   chat-api sends for it (its own texts, from src/db/statements.ts), on a
- *   connection pool of the same size, with no
+ *   chat-api sends for it (the texts Kysely compiles from its own builders in
+ *   src/db/queries, compiled once and checked against the parameters given
+ *   here, then sent as plain text), on a connection pool of the same size, with no
  *   authentication (chat-api's comes from a cache and sends nothing), no Prisma
  *   and no middleware. The benchmark compares its answers with chat-api's
  *   before any load.
@@ -18,22 +19,28 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { CHAT_FEATURE_LEVEL } from "@repo/feature-levels";
+import { isDeepStrictEqual } from "node:util";
 import express from "express";
-import { Pool, type PoolClient } from "pg";
 import {
-  CHANNEL_VISIBILITY,
-  DRAFT_CHECK,
-  DRAFT_UPDATE,
-  GROUP_MEMBERSHIP,
-  MARK_READ_BATCH_SQL,
-  REALM_PRESENCES,
-  SEND_EVENT,
-} from "../src/db/statements";
+  DummyDriver,
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type Compilable,
+} from "kysely";
+import { Pool, type PoolClient } from "pg";
+import { channelVisibilityQuery } from "../src/db/queries/channels";
+import { draftCheckQuery, updateDraftQuery } from "../src/db/queries/drafts";
+import { writeEventQuery } from "../src/db/queries/events";
+import { markReadBatchQuery } from "../src/db/queries/messages";
+import { realmPresencesQuery } from "../src/db/queries/presence";
+import { groupMembershipQuery } from "../src/db/queries/user-groups";
+import type { DB } from "../src/gen/kysely/tables";
 
 const VERSION = (
   JSON.parse(readFileSync(join(__dirname, "../package.json"), "utf8")) as { version: string }
 ).version;
-const READ = 1;
 const EVENTS_CHANNEL = "chat_events";
 const PRESENCE_HISTORY_DAYS = 14;
 const MARK_READ_BATCH = 1000;
@@ -44,6 +51,75 @@ app.set("etag", false);
 app.use(express.urlencoded({ extended: false, limit: 1024 * 1024, parameterLimit: 1000 }));
 
 const success = { result: "success", msg: "" };
+
+/** Kysely that only compiles (it runs nothing). */
+const compiler = new Kysely<DB>({
+  dialect: {
+    createAdapter: () => new PostgresAdapter(),
+    createDriver: () => new DummyDriver(),
+    createIntrospector: (db) => new PostgresIntrospector(db),
+    createQueryCompiler: () => new PostgresQueryCompiler(),
+  },
+});
+
+/**
+ * One of chat-api's statements as plain text and parameters: compiled by Kysely
+ * on the first call, whose parameters must be exactly `params(...args)`; later
+ * calls send the same text with `params(...args)`, no builder involved.
+ */
+function statement<A extends unknown[]>(
+  build: (q: Kysely<DB>, ...args: A) => Compilable,
+  params: (...args: A) => unknown[],
+): (...args: A) => [string, unknown[]] {
+  let text: string | undefined;
+  return (...args) => {
+    const values = params(...args);
+    if (text === undefined) {
+      const compiled = build(compiler, ...args).compile();
+      if (!isDeepStrictEqual([...compiled.parameters], values))
+        throw new Error(`parameters differ from chat-api's: ${compiled.sql}`);
+      text = compiled.sql;
+    }
+    return [text, values];
+  };
+}
+
+const GROUP_MEMBERSHIP = statement(
+  (q, group: number, realm: number, user: number) =>
+    groupMembershipQuery(q, group, realm, user, false),
+  (group, realm, user) => [group, realm, group, realm, user, realm, user, true],
+);
+const REALM_PRESENCES = statement(
+  (q, realm: number, since: Date) => realmPresencesQuery(q, realm, since, undefined),
+  (realm, since) => [realm, since, true, false],
+);
+const DRAFT_CHECK = statement(draftCheckQuery, (user: number, draft: number) => [draft, user]);
+const CHANNEL_VISIBILITY = statement(channelVisibilityQuery, (channel: number, user: number) => [
+  user,
+  channel,
+]);
+const DRAFT_UPDATE = statement(
+  (
+    q,
+    user: number,
+    draft: number,
+    type: "stream",
+    to: number[],
+    topic: string,
+    content: string,
+    at: Date,
+  ) => updateDraftQuery(q, user, draft, { type, to, topic, content, last_edit_time: at }),
+  (user, draft, type, to, topic, content, at) => [type, to, topic, content, at, draft, user],
+);
+const MARK_READ_BATCH_SQL = statement(
+  (q, user: number, limit: number) => markReadBatchQuery(q, 1n, user, limit),
+  (user, limit) => ["1", user, user, "1", "0", limit],
+);
+const SEND_EVENT = statement(
+  (q, users: number[], type: string, payload: string) =>
+    writeEventQuery(q, users, type, payload, EVENTS_CHANNEL),
+  (users, type, payload) => [1, users, true, type, payload, EVENTS_CHANNEL],
+);
 
 async function transaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
@@ -129,7 +205,7 @@ function pgReference(): void {
       group_found: boolean;
       user_found: boolean;
       member: boolean;
-    }>(GROUP_MEMBERSHIP, [Number(req.params.group), realmId, Number(req.params.user), false]);
+    }>(...GROUP_MEMBERSHIP(Number(req.params.group), realmId, Number(req.params.user)));
     const [row] = rows;
     if (row?.group_found !== true || !row.user_found) {
       res.status(400).json({ result: "error", msg: "Invalid user group", code: "BAD_REQUEST" });
@@ -145,7 +221,7 @@ function pgReference(): void {
       email: string;
       last_connected_time: Date;
       last_active_time: Date | null;
-    }>(REALM_PRESENCES, [realmId, since, null]);
+    }>(...REALM_PRESENCES(realmId, since));
     const presences: Record<string, unknown> = {};
     for (const p of rows) {
       const entry = {
@@ -173,16 +249,25 @@ function pgReference(): void {
     };
     const {
       rows: [found],
-    } = await pool.query<{ sync: boolean; draft: number | null }>(DRAFT_CHECK, [callerId, draftId]);
+    } = await pool.query<{ sync: boolean; draft: number | null }>(
+      ...DRAFT_CHECK(callerId, draftId),
+    );
     if (found?.sync !== true || found.draft === null) throw new Error("no draft");
-    await pool.query(CHANNEL_VISIBILITY, [draft.to[0], callerId]);
+    await pool.query(...CHANNEL_VISIBILITY(draft.to[0] ?? 0, callerId));
     const lastEdit = new Date((draft.timestamp ?? Date.now() / 1000) * 1000);
     await transaction(pool, async (client) => {
       const {
         rows: [row],
       } = await client.query<{ id: number; to: number[]; topic: string; content: string }>(
-        DRAFT_UPDATE,
-        [draft.type, draft.to, draft.topic, draft.content.trim(), lastEdit, draftId, callerId],
+        ...DRAFT_UPDATE(
+          callerId,
+          draftId,
+          "stream",
+          draft.to,
+          draft.topic,
+          draft.content.trim(),
+          lastEdit,
+        ),
       );
       if (row === undefined) throw new Error("no draft");
       const event = {
@@ -197,7 +282,7 @@ function pgReference(): void {
           timestamp: seconds(lastEdit),
         },
       };
-      await client.query(SEND_EVENT, [[callerId], "drafts", JSON.stringify(event), EVENTS_CHANNEL]);
+      await client.query(...SEND_EVENT([callerId], "drafts", JSON.stringify(event)));
     });
     res.json(success);
   });
@@ -205,11 +290,9 @@ function pgReference(): void {
   app.post("/api/v1/mark_all_as_read", async (_req, res) => {
     for (;;) {
       const marked = await transaction(pool, async (client) => {
-        const { rows } = await client.query<{ message_id: number }>(MARK_READ_BATCH_SQL, [
-          READ,
-          callerId,
-          MARK_READ_BATCH,
-        ]);
+        const { rows } = await client.query<{ message_id: number }>(
+          ...MARK_READ_BATCH_SQL(callerId, MARK_READ_BATCH),
+        );
         if (rows.length > 0) {
           const event = {
             type: "update_message_flags",
@@ -219,12 +302,7 @@ function pgReference(): void {
             messages: rows.map((r) => r.message_id).sort((a, b) => a - b),
             all: false,
           };
-          await client.query(SEND_EVENT, [
-            [callerId],
-            event.type,
-            JSON.stringify(event),
-            EVENTS_CHANNEL,
-          ]);
+          await client.query(...SEND_EVENT([callerId], event.type, JSON.stringify(event)));
         }
         return rows.length;
       });

@@ -79,7 +79,7 @@ export async function startServer(
     });
   });
   const collector = setInterval(() => {
-    collectIdleQueues(services.db.prisma, services.config.CHAT_EVENT_QUEUE_TIMEOUT_SECONDS * 1000)
+    collectIdleQueues(services.db, services.config.CHAT_EVENT_QUEUE_TIMEOUT_SECONDS * 1000)
       .then((count) => {
         if (count > 0) services.logger.info({ count }, "collected idle event queues");
       })
@@ -89,7 +89,7 @@ export async function startServer(
   }, QUEUE_COLLECTION_INTERVAL_MS);
   collector.unref();
   const scheduler = setInterval(() => {
-    deliverDueReminders(services.db.prisma, new Date())
+    deliverDueReminders(services.db, new Date())
       .then((count) => {
         if (count > 0) services.logger.info({ count }, "delivered reminders");
       })

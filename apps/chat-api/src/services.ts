@@ -23,8 +23,8 @@ export interface Services {
 
 /** Builds the services over an open database; call `bus.start()` to hear other replicas. */
 export function createServices(config: Config, db: Database, logger: Logger): Services {
-  const realms = new RealmDirectory(db.prisma, config.CHAT_EXTERNAL_URL.hostname);
-  const auth = new AuthCache(db.prisma);
+  const realms = new RealmDirectory(db, config.CHAT_EXTERNAL_URL.hostname);
+  const auth = new AuthCache(db);
   const bus = new CacheBus(db.sql, logger);
   bus.register(realms);
   bus.register(auth);

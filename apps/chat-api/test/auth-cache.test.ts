@@ -30,7 +30,7 @@ function countingCache() {
       },
     },
   });
-  return { cache: new AuthCache(prisma as unknown as PrismaClient), counter };
+  return { cache: new AuthCache({ ...db, prisma: prisma as unknown as PrismaClient }), counter };
 }
 
 describe("AuthCache", () => {

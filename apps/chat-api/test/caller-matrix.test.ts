@@ -24,7 +24,7 @@ beforeAll(async () => {
   for (const who of ["desdemona", "iago", "prospero", "hamlet", "polonius", "hamlet-bot"])
     callers[who] = await server.person(who);
   const realm = await server.db.prisma.realm.findFirstOrThrow({ where: { subdomain: "" } });
-  callers.deactivated = await server.db.prisma.$transaction(async (tx) => {
+  callers.deactivated = await server.db.transaction(async (tx) => {
     const account = await createAccount(tx, {
       realmId: realm.id,
       email: "yorick@example.com",
@@ -34,7 +34,7 @@ beforeAll(async () => {
   });
   await doSetUserActive(server.services, callers.deactivated.id, false);
   foreignRealmUser = (await createOtherRealm(server)).outsider;
-  const closed = await server.db.prisma.$transaction(async (tx) => {
+  const closed = await server.db.transaction(async (tx) => {
     const { realmId } = await createRealm(tx, { subdomain: "denmark", name: "Old Denmark" });
     const account = await createAccount(tx, {
       realmId,

@@ -247,7 +247,7 @@ describe("DELETE /api/v1/events and queue collection", () => {
       where: { id: idle },
       data: { last_poll_time: new Date(Date.now() - 11 * 60_000) },
     });
-    expect(await collectIdleQueues(db.prisma, 10 * 60_000)).toBeGreaterThanOrEqual(1);
+    expect(await collectIdleQueues(db, 10 * 60_000)).toBeGreaterThanOrEqual(1);
     expect((await poll(a, "hamlet", { queue_id: idle, dont_block: true })).body.code).toBe(
       "BAD_EVENT_QUEUE_ID",
     );

@@ -119,7 +119,7 @@ describe("authentication, row by row", () => {
     let other: { realmId: number; user: Person };
 
     beforeAll(async () => {
-      const realmId = await server.db.prisma.$transaction(async (tx) => {
+      const realmId = await server.db.transaction(async (tx) => {
         const { realmId: id } = await createRealm(tx, { subdomain: "lear", name: "Lear" });
         return id;
       });

@@ -158,8 +158,8 @@ describe("reminders", () => {
     const later = new Date(Date.now() + 5000);
     try {
       const [first, second] = await Promise.all([
-        deliverDueReminders(db.prisma, later),
-        deliverDueReminders(replica.prisma, later),
+        deliverDueReminders(db, later),
+        deliverDueReminders(replica, later),
       ]);
       expect(first + second).toBe(40);
     } finally {
@@ -180,6 +180,6 @@ describe("reminders", () => {
     });
     expect(sample.content).toMatch(/^You requested a reminder for message #\d+/);
     expect(sample.user_messages.map((m) => m.user_id)).toContain(cast.id("othello"));
-    expect(await deliverDueReminders(db.prisma, later)).toBe(0);
+    expect(await deliverDueReminders(db, later)).toBe(0);
   });
 });

@@ -8,7 +8,7 @@ let db: Database;
 
 beforeAll(async () => {
   db = await freshDatabase();
-  await seedDemoRealm(db.prisma);
+  await seedDemoRealm(db);
 });
 
 afterAll(() => db.close());
@@ -114,7 +114,7 @@ describe("the demo realm", () => {
   it("gives a second database other API keys", async () => {
     const other = await freshDatabase();
     try {
-      await seedDemoRealm(other.prisma);
+      await seedDemoRealm(other);
       const a = await user("hamlet");
       const b = await other.prisma.user.findFirstOrThrow({
         where: { email: "hamlet@example.com" },

@@ -112,8 +112,8 @@ describe("GET /api/v1/user_groups/{user_group_id}/members/{user_id}", () => {
 
   it("answers No such user for an unknown user and another realm's user", async () => {
     const iago = await server.person("iago");
-    const stranger = await server.db.prisma.$transaction(async (tx) => {
-      const realm = await tx.realm.findUniqueOrThrow({ where: { subdomain: "lear" } });
+    const stranger = await server.db.transaction(async (tx) => {
+      const realm = await tx.prisma.realm.findUniqueOrThrow({ where: { subdomain: "lear" } });
       return createAccount(tx, {
         realmId: realm.id,
         email: "regan@example.com",

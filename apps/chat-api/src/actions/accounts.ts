@@ -1,12 +1,13 @@
+import type { Tx } from "../db/kysely";
+import type { Database } from "../db/database";
 import { randomInt } from "node:crypto";
 import { ErrorCode, UnauthorizedError } from "@repo/envelope";
 import { sendEvent } from "../events/queue";
 import type { CacheChange } from "../lib/cache-bus";
 import type { Services } from "../services";
-import type { Prisma, PrismaClient, Realm } from "../gen/prisma/client";
+import type { Realm } from "../gen/prisma/client";
 import { Role } from "../lib/roles";
 import { GROUP_OF_ROLE } from "./realm-creation";
-import { txOf } from "../db/kysely";
 import { accountByDeliveryEmail } from "../db/queries/users";
 
 type Deps = Pick<Services, "db" | "bus">;
@@ -41,12 +42,12 @@ export interface NewAccount {
  * group of its role, inside transaction `tx`; returns its id and key.
  */
 export async function createAccount(
-  tx: Prisma.TransactionClient,
+  tx: Tx,
   account: NewAccount,
 ): Promise<{ id: number; apiKey: string }> {
   const role = account.bot === undefined ? (account.role ?? Role.MEMBER) : Role.MEMBER;
   const apiKey = generateApiKey();
-  const user = await tx.user.create({
+  const user = await tx.prisma.user.create({
     data: {
       realm_id: account.realmId,
       email: account.email,
@@ -64,10 +65,10 @@ export async function createAccount(
           }),
     },
   });
-  const group = await tx.userGroup.findFirstOrThrow({
+  const group = await tx.prisma.userGroup.findFirstOrThrow({
     where: { realm_id: account.realmId, name: GROUP_OF_ROLE[role] ?? "role:everyone" },
   });
-  await tx.userGroupMember.create({ data: { group_id: group.id, user_id: user.id } });
+  await tx.prisma.userGroupMember.create({ data: { group_id: group.id, user_id: user.id } });
   return { id: user.id, apiKey };
 }
 
@@ -77,9 +78,9 @@ export async function createAccount(
  */
 async function changeAndAnnounce(
   { db, bus }: Deps,
-  write: (tx: Prisma.TransactionClient) => Promise<CacheChange[]>,
+  write: (tx: Tx) => Promise<CacheChange[]>,
 ): Promise<void> {
-  const changes = await db.prisma.$transaction(async (tx) => {
+  const changes = await db.transaction(async (tx) => {
     const made = await write(tx);
     for (const change of made) await bus.announce(tx, change);
     return made;
@@ -94,13 +95,13 @@ async function changeAndAnnounce(
  */
 export async function doSetUserActive(deps: Deps, userId: number, active: boolean): Promise<void> {
   await changeAndAnnounce(deps, async (tx) => {
-    await tx.user.update({ where: { id: userId }, data: { is_active: active } });
+    await tx.prisma.user.update({ where: { id: userId }, data: { is_active: active } });
     if (active) return [{ user: userId }];
-    const bots = await tx.user.findMany({
+    const bots = await tx.prisma.user.findMany({
       where: { bot_owner_id: userId, is_bot: true, is_active: true },
       select: { id: true },
     });
-    await tx.user.updateMany({
+    await tx.prisma.user.updateMany({
       where: { id: { in: bots.map((b) => b.id) } },
       data: { is_active: false },
     });
@@ -115,7 +116,7 @@ export async function doSetRealmActive(
   active: boolean,
 ): Promise<void> {
   await changeAndAnnounce(deps, async (tx) => {
-    await tx.realm.update({ where: { id: realmId }, data: { deactivated: !active } });
+    await tx.prisma.realm.update({ where: { id: realmId }, data: { deactivated: !active } });
     return [{ realm: realmId }];
   });
 }
@@ -124,10 +125,10 @@ export async function doSetRealmActive(
 export async function doRegenerateApiKey(deps: Deps, userId: number): Promise<string> {
   const apiKey = generateApiKey();
   await changeAndAnnounce(deps, async (tx) => {
-    const user = await tx.user.update({ where: { id: userId }, data: { api_key: apiKey } });
+    const user = await tx.prisma.user.update({ where: { id: userId }, data: { api_key: apiKey } });
     if (!user.is_bot) return [{ user: userId }];
     // Zulip tells the bot's owner and the realm's administrators (who see every bot).
-    const admins = await tx.user.findMany({
+    const admins = await tx.prisma.user.findMany({
       where: { realm_id: user.realm_id, is_active: true, role: { lte: Role.ADMINISTRATOR } },
       select: { id: true },
     });
@@ -149,11 +150,11 @@ export async function doRegenerateApiKey(deps: Deps, userId: number): Promise<st
  * realm, an unknown address and a deactivated account.
  */
 export async function devApiKey(
-  prisma: PrismaClient,
+  db: Database,
   realm: Realm,
   email: string,
 ): Promise<{ api_key: string; email: string; user_id: number }> {
-  const user = await accountByDeliveryEmail(txOf(prisma), realm.id, email);
+  const user = await accountByDeliveryEmail(db, realm.id, email);
   if (realm.deactivated) {
     throw new UnauthorizedError(
       "This organization has been deactivated",

@@ -1,5 +1,5 @@
+import type { Database } from "../db/database";
 import { InsufficientPermissionError, JsonableError } from "@repo/envelope";
-import type { PrismaClient } from "../gen/prisma/client";
 import type { Services } from "../services";
 import { isAdministrator } from "../lib/roles";
 import { BotType, createAccount, doRegenerateApiKey } from "./accounts";
@@ -30,7 +30,7 @@ export function checkFullName(name: string): string {
  * `SHORT-bot@DOMAIN` unique in the realm. Returns its id, key and address.
  */
 export async function doCreateBot(
-  prisma: PrismaClient,
+  db: Database,
   owner: AuthedUser,
   bot: NewBot,
   domain: string,
@@ -42,14 +42,14 @@ export async function doCreateBot(
   if (!/^[a-z0-9][a-z0-9._-]{0,39}$/.test(shortName))
     throw new JsonableError("Bad name or username");
   const email = `${shortName}-bot@${domain}`;
-  return prisma.$transaction(async (tx) => {
+  return db.transaction(async (tx) => {
     if (!(await hasRealmPermission(tx, owner.realm_id, "can_create_bots_group_id", owner.id)))
       throw new InsufficientPermissionError();
-    const taken = await tx.user.findFirst({
+    const taken = await tx.prisma.user.findFirst({
       where: { realm_id: owner.realm_id, email: { equals: email, mode: "insensitive" } },
     });
     if (taken !== null) throw new JsonableError("Username already in use");
-    const sameName = await tx.user.findFirst({
+    const sameName = await tx.prisma.user.findFirst({
       where: {
         realm_id: owner.realm_id,
         is_bot: true,

@@ -1,5 +1,6 @@
+import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
-import type { ChannelFolder, PrismaClient } from "../gen/prisma/client";
+import type { ChannelFolder } from "../gen/prisma/client";
 import { renderPlainText } from "../lib/render";
 import { codePoints } from "../lib/text";
 import { isUniqueViolation } from "./realm-config";
@@ -27,7 +28,7 @@ export function channelFolderView(folder: ChannelFolder) {
  * not blank, not too long and not in use (case-insensitively). Returns its id.
  */
 export async function doCreateChannelFolder(
-  prisma: PrismaClient,
+  db: Database,
   creator: { id: number; realm_id: number },
   name: string,
   description: string,
@@ -43,16 +44,16 @@ export async function doCreateChannelFolder(
     throw new JsonableError("Invalid character in channel folder name.");
   const duplicate = new JsonableError(`Channel folder name already in use`);
   try {
-    return await prisma.$transaction(async (tx) => {
-      const taken = await tx.channelFolder.findFirst({
+    return await db.transaction(async (tx) => {
+      const taken = await tx.prisma.channelFolder.findFirst({
         where: { realm_id: creator.realm_id, name: { equals: trimmed, mode: "insensitive" } },
       });
       if (taken !== null) throw duplicate;
-      const last = await tx.channelFolder.aggregate({
+      const last = await tx.prisma.channelFolder.aggregate({
         where: { realm_id: creator.realm_id },
         _max: { order: true },
       });
-      const folder = await tx.channelFolder.create({
+      const folder = await tx.prisma.channelFolder.create({
         data: {
           realm_id: creator.realm_id,
           name: trimmed,
@@ -70,11 +71,11 @@ export async function doCreateChannelFolder(
 
 /** GET /channel_folders: the realm's folders in their order, archived ones when asked for. */
 export async function listChannelFolders(
-  prisma: PrismaClient,
+  db: Database,
   realmId: number,
   includeArchived: boolean,
 ): Promise<ReturnType<typeof channelFolderView>[]> {
-  const folders = await prisma.channelFolder.findMany({
+  const folders = await db.prisma.channelFolder.findMany({
     where: { realm_id: realmId, ...(includeArchived ? {} : { is_archived: false }) },
     orderBy: [{ order: "asc" }, { id: "asc" }],
   });

@@ -1,4 +1,5 @@
-import type { Channel, Prisma, Subscription } from "../gen/prisma/client";
+import type { Tx } from "../db/kysely";
+import type { Channel, Subscription } from "../gen/prisma/client";
 import { systemGroupIds } from "./realm-creation";
 import { type GroupSettingValue, readGroupSettings } from "../lib/group-setting";
 import { CHANNEL_GROUP_SETTINGS, type ChannelGroupSetting } from "./channel-settings";
@@ -56,30 +57,27 @@ const RECENT_ACTIVITY_MS = 180 * 24 * 3600 * 1000;
  * number of queries however many channels (first message, activity,
  * subscriber counts and group settings are each fetched for all at once).
  */
-export async function channelViews(
-  prisma: Prisma.TransactionClient,
-  channels: readonly Channel[],
-): Promise<ChannelView[]> {
+export async function channelViews(tx: Tx, channels: readonly Channel[]): Promise<ChannelView[]> {
   const first = channels[0];
   if (first === undefined) return [];
   const ids = channels.map((c) => c.id);
   const [messageStats, subscriberCounts, settings, groups] = await Promise.all([
-    prisma.message.groupBy({
+    tx.prisma.message.groupBy({
       by: ["channel_id"],
       where: { channel_id: { in: ids } },
       _min: { id: true },
       _max: { date_sent: true },
     }),
-    prisma.subscription.groupBy({
+    tx.prisma.subscription.groupBy({
       by: ["channel_id"],
       where: { channel_id: { in: ids }, active: true, user: { is_active: true } },
       _count: { _all: true },
     }),
     readGroupSettings(
-      prisma,
+      tx,
       channels.flatMap((c) => CHANNEL_GROUP_SETTINGS.map((name) => c[`${name}_id`])),
     ),
-    systemGroupIds(prisma, first.realm_id),
+    systemGroupIds(tx, first.realm_id),
   ]);
   const stats = new Map(messageStats.map((s) => [s.channel_id, s]));
   const counts = new Map(subscriberCounts.map((s) => [s.channel_id, s._count._all]));
@@ -134,16 +132,16 @@ export async function channelViews(
  * user's settings for it, and (when `subscribers` is given) its subscribers.
  */
 export async function subscriptionViews(
-  prisma: Prisma.TransactionClient,
+  tx: Tx,
   subscriptions: readonly (Subscription & { channel: Channel })[],
   withSubscribers: boolean,
 ): Promise<SubscriptionView[]> {
   const views = await channelViews(
-    prisma,
+    tx,
     subscriptions.map((s) => s.channel),
   );
   const members = withSubscribers
-    ? await prisma.subscription.findMany({
+    ? await tx.prisma.subscription.findMany({
         where: {
           channel_id: { in: subscriptions.map((s) => s.channel_id) },
           active: true,
@@ -180,14 +178,14 @@ export async function subscriptionViews(
 
 /** GET /users/me/subscriptions: the user's active subscriptions to channels not archived, by name. */
 export async function listSubscriptions(
-  prisma: Prisma.TransactionClient,
+  tx: Tx,
   userId: number,
   withSubscribers: boolean,
 ): Promise<SubscriptionView[]> {
-  const subscriptions = await prisma.subscription.findMany({
+  const subscriptions = await tx.prisma.subscription.findMany({
     where: { user_id: userId, active: true, channel: { is_archived: false } },
     include: { channel: true },
     orderBy: { channel: { name: "asc" } },
   });
-  return subscriptionViews(prisma, subscriptions, withSubscribers);
+  return subscriptionViews(tx, subscriptions, withSubscribers);
 }

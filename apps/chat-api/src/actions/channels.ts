@@ -1,12 +1,16 @@
+import type { Tx } from "../db/kysely";
+import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
-import type { Channel, Prisma, PrismaClient } from "../gen/prisma/client";
+import type { Channel } from "../gen/prisma/client";
 import { type ChatEvent, sendEvent } from "../events/queue";
-import type { SqlSession } from "../db/sql";
-import { CHANNEL_VISIBILITY } from "../db/statements";
 import type { AuthedUser } from "../lib/auth";
 import { Role, isAdministrator, isGuest } from "../lib/roles";
-import { txOf } from "../db/kysely";
-import { channelIdByName, clearTopicPolicy, setTopicPolicy } from "../db/queries/channels";
+import {
+  channelIdByName,
+  channelVisibility,
+  clearTopicPolicy,
+  setTopicPolicy,
+} from "../db/queries/channels";
 
 /** What deciding whether a user sees a channel reads of it. */
 type Visibility = Pick<Channel, "realm_id" | "is_web_public" | "invite_only">;
@@ -28,8 +32,8 @@ export async function canSee(
 }
 
 /** Whether `user` is an active subscriber of channel `channelId`. */
-async function isSubscribed(prisma: PrismaClient, user: AuthedUser, channelId: number) {
-  const subscription = await prisma.subscription.findUnique({
+async function isSubscribed(db: Database, user: AuthedUser, channelId: number) {
+  const subscription = await db.prisma.subscription.findUnique({
     where: { user_id_channel_id: { user_id: user.id, channel_id: channelId } },
   });
   return subscription?.active === true;
@@ -37,18 +41,15 @@ async function isSubscribed(prisma: PrismaClient, user: AuthedUser, channelId: n
 
 /**
  * {@link accessChannelById} for callers that need no more than the answer (a
- * draft's channel), in one raw statement: the channel's visibility columns and
+ * draft's channel), in one statement: the channel's visibility columns and
  * the caller's subscription together.
  */
 export async function checkChannelVisible(
-  sql: SqlSession,
+  tx: Tx,
   user: AuthedUser,
   channelId: number,
 ): Promise<void> {
-  const [row] = await sql.query<Visibility & { subscribed: boolean | null }>(CHANNEL_VISIBILITY, [
-    channelId,
-    user.id,
-  ]);
+  const row = await channelVisibility(tx, channelId, user.id);
   if (
     row === undefined ||
     !(await canSee(user, row, () => Promise.resolve(row.subscribed === true)))
@@ -58,39 +59,36 @@ export async function checkChannelVisible(
 
 /** A channel of the caller's realm the caller can see, by id; else `Invalid channel ID` (all cases look the same). */
 export async function accessChannelById(
-  prisma: PrismaClient,
+  db: Database,
   user: AuthedUser,
   channelId: number,
 ): Promise<Channel> {
-  const channel = await prisma.channel.findUnique({ where: { id: channelId } });
-  if (
-    channel === null ||
-    !(await canSee(user, channel, () => isSubscribed(prisma, user, channelId)))
-  )
+  const channel = await db.prisma.channel.findUnique({ where: { id: channelId } });
+  if (channel === null || !(await canSee(user, channel, () => isSubscribed(db, user, channelId))))
     throw new JsonableError("Invalid channel ID");
   return channel;
 }
 
 /** The channel of realm `realmId` named `name`, compared case-insensitively as Zulip does, or null. */
 export async function channelByName(
-  tx: Prisma.TransactionClient,
+  tx: Tx,
   realmId: number,
   name: string,
 ): Promise<Channel | null> {
-  const id = await channelIdByName(txOf(tx), realmId, name);
-  return id === undefined ? null : tx.channel.findUnique({ where: { id } });
+  const id = await channelIdByName(tx, realmId, name);
+  return id === undefined ? null : tx.prisma.channel.findUnique({ where: { id } });
 }
 
 /** The same by name (compared case-insensitively); else `Invalid channel name 'NAME'`. */
 export async function accessChannelByName(
-  prisma: PrismaClient,
+  db: Database,
   user: AuthedUser,
   name: string,
 ): Promise<Channel> {
-  const channel = await channelByName(prisma, user.realm_id, name);
+  const channel = await channelByName(db, user.realm_id, name);
   if (
     channel === null ||
-    !(await canSee(user, channel, () => isSubscribed(prisma, user, channel.id)))
+    !(await canSee(user, channel, () => isSubscribed(db, user, channel.id)))
   ) {
     throw new JsonableError(`Invalid channel name '${name}'`);
   }
@@ -103,16 +101,16 @@ export async function accessChannelByName(
  * default channel.
  */
 export async function doArchiveChannel(
-  prisma: PrismaClient,
+  db: Database,
   user: AuthedUser,
   channelId: number,
 ): Promise<void> {
-  const channel = await accessChannelById(prisma, user, channelId);
+  const channel = await accessChannelById(db, user, channelId);
   if (!isAdministrator(user.role))
     throw new JsonableError("You do not have permission to administer this channel.");
   if (channel.is_archived) throw new JsonableError("Channel is already deactivated");
-  await prisma.$transaction(async (tx) => {
-    await tx.channel.update({
+  await db.transaction(async (tx) => {
+    await tx.prisma.channel.update({
       where: { id: channel.id },
       data: { is_archived: true, is_default_stream: false },
     });
@@ -131,26 +129,26 @@ const MUTED = 1;
 
 /** Mutes a topic (idempotent, feature level 169) and tells the user's clients (`user_topic`). */
 export async function doMuteTopic(
-  prisma: PrismaClient,
+  db: Database,
   userId: number,
   channelId: number,
   topic: string,
 ): Promise<void> {
-  await prisma.$transaction(async (tx) => {
-    await setTopicPolicy(txOf(tx), userId, channelId, topic, MUTED);
+  await db.transaction(async (tx) => {
+    await setTopicPolicy(tx, userId, channelId, topic, MUTED);
     await sendEvent(tx, [userId], userTopicEvent(channelId, topic, MUTED));
   });
 }
 
 /** Unmutes a topic (idempotent, feature level 169) and tells the user's clients (`user_topic`). */
 export async function doUnmuteTopic(
-  prisma: PrismaClient,
+  db: Database,
   userId: number,
   channelId: number,
   topic: string,
 ): Promise<void> {
-  await prisma.$transaction(async (tx) => {
-    await clearTopicPolicy(txOf(tx), userId, channelId, topic, MUTED);
+  await db.transaction(async (tx) => {
+    await clearTopicPolicy(tx, userId, channelId, topic, MUTED);
     await sendEvent(tx, [userId], userTopicEvent(channelId, topic, INHERIT));
   });
 }
@@ -170,12 +168,9 @@ function userTopicEvent(channelId: number, topic: string, policy: number): ChatE
  * For a public channel, every active member (guests only when subscribed);
  * for a private one, its subscribers and the realm's administrators.
  */
-export async function channelAudience(
-  tx: Prisma.TransactionClient,
-  channel: Channel,
-): Promise<number[]> {
+export async function channelAudience(tx: Tx, channel: Channel): Promise<number[]> {
   const subscribed = { subscriptions: { some: { channel_id: channel.id, active: true } } };
-  const rows = await tx.user.findMany({
+  const rows = await tx.prisma.user.findMany({
     where: {
       realm_id: channel.realm_id,
       is_active: true,
@@ -208,22 +203,22 @@ export interface ChannelQuery {
  * (guests never get public channels they are not subscribed to).
  */
 export async function listChannels(
-  prisma: PrismaClient,
+  db: Database,
   user: AuthedUser,
   query: ChannelQuery,
 ): Promise<Channel[]> {
   const [channels, subscribed, ownerSubscribed] = await Promise.all([
-    prisma.channel.findMany({
+    db.prisma.channel.findMany({
       where: { realm_id: user.realm_id, ...(query.excludeArchived ? { is_archived: false } : {}) },
     }),
-    activeSubscriptionIds(prisma, user.id),
+    activeSubscriptionIds(db, user.id),
     query.includeOwnerSubscribed && user.is_bot
-      ? prisma.user
+      ? db.prisma.user
           .findUnique({ where: { id: user.id }, select: { bot_owner_id: true } })
           .then((bot) =>
             bot?.bot_owner_id == null
               ? new Set<number>()
-              : activeSubscriptionIds(prisma, bot.bot_owner_id),
+              : activeSubscriptionIds(db, bot.bot_owner_id),
           )
       : new Set<number>(),
   ]);
@@ -243,8 +238,8 @@ export async function listChannels(
   return selected.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id - b.id));
 }
 
-async function activeSubscriptionIds(prisma: PrismaClient, userId: number): Promise<Set<number>> {
-  const rows = await prisma.subscription.findMany({
+async function activeSubscriptionIds(db: Database, userId: number): Promise<Set<number>> {
+  const rows = await db.prisma.subscription.findMany({
     where: { user_id: userId, active: true },
     select: { channel_id: true },
   });
@@ -252,11 +247,8 @@ async function activeSubscriptionIds(prisma: PrismaClient, userId: number): Prom
 }
 
 /** Whether the realm has a web-public channel that is not archived (`realm_web_public_access_enabled`). */
-export async function hasWebPublicChannels(
-  prisma: PrismaClient,
-  realmId: number,
-): Promise<boolean> {
-  const count = await prisma.channel.count({
+export async function hasWebPublicChannels(db: Database, realmId: number): Promise<boolean> {
+  const count = await db.prisma.channel.count({
     where: { realm_id: realmId, is_web_public: true, is_archived: false },
   });
   return count > 0;

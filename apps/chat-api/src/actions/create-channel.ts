@@ -1,3 +1,5 @@
+import type { Tx } from "../db/kysely";
+import type { Database } from "../db/database";
 import {
   ErrorCode,
   InsufficientPermissionError,
@@ -5,7 +7,7 @@ import {
   OrganizationAdministratorRequiredError,
   OrganizationOwnerRequiredError,
 } from "@repo/envelope";
-import type { Prisma, PrismaClient, TopicsPolicy } from "../gen/prisma/client";
+import type { TopicsPolicy } from "../gen/prisma/client";
 import { renderPlainText } from "../lib/render";
 import { channelByName } from "./channels";
 import { defaultChannelGroups, systemGroupIds } from "./realm-creation";
@@ -64,12 +66,8 @@ export function parseRetentionDays(raw: string): number | null {
   throw new JsonableError(`Bad value for 'message_retention_days': ${raw}`);
 }
 
-async function member(
-  prisma: Prisma.TransactionClient,
-  groupId: number | null,
-  userId: number,
-): Promise<boolean> {
-  return groupId !== null && isGroupMember(prisma, groupId, userId, false);
+async function member(tx: Tx, groupId: number | null, userId: number): Promise<boolean> {
+  return groupId !== null && isGroupMember(tx, groupId, userId, false);
 }
 
 /** Settings whose rule needs content access to the channel (the spec's table). */
@@ -82,12 +80,12 @@ const CONTENT_ACCESS_SETTINGS: readonly ChannelGroupSetting[] = [
 
 /** Creates a channel in one transaction: see {@link createChannel}. Returns the new id. */
 export async function doCreateChannel(
-  prisma: PrismaClient,
+  db: Database,
   user: AuthedUser,
   channel: NewChannel,
   options: { webPublicStreamsEnabled: boolean },
 ): Promise<number> {
-  return prisma.$transaction((tx) => createChannel(tx, user, channel, options));
+  return db.transaction((tx) => createChannel(tx, user, channel, options));
 }
 
 /**
@@ -97,13 +95,12 @@ export async function doCreateChannel(
  * notification bot's announcement of a public channel. Returns the new id.
  */
 export async function createChannel(
-  tx: Prisma.TransactionClient,
+  tx: Tx,
   user: AuthedUser,
   channel: NewChannel,
   options: { webPublicStreamsEnabled: boolean },
 ): Promise<number> {
-  const prisma = tx;
-  const realm = await prisma.realm.findUniqueOrThrow({ where: { id: user.realm_id } });
+  const realm = await tx.prisma.realm.findUniqueOrThrow({ where: { id: user.realm_id } });
   if (isGuest(user.role)) throw new InsufficientPermissionError();
   const kind = channel.isWebPublic
     ? realm.can_create_web_public_channel_group_id
@@ -112,7 +109,7 @@ export async function createChannel(
       : realm.can_create_public_channel_group_id;
   const webPublicAllowed =
     !channel.isWebPublic || (options.webPublicStreamsEnabled && realm.enable_spectator_access);
-  if (!webPublicAllowed || !(await member(prisma, kind, user.id)))
+  if (!webPublicAllowed || !(await member(tx, kind, user.id)))
     throw new InsufficientPermissionError();
   if (channel.isDefaultStream && channel.inviteOnly)
     throw new JsonableError("A default channel cannot be private.");
@@ -131,12 +128,12 @@ export async function createChannel(
       );
     }
     const subscribers = [...new Set(channel.subscribers)];
-    const users = await tx.user.findMany({
+    const users = await tx.prisma.user.findMany({
       where: { id: { in: subscribers }, realm_id: realm.id, is_active: true },
     });
     if (users.length !== subscribers.length) throw new JsonableError("No such user");
     if (channel.folderId !== undefined) {
-      const folder = await tx.channelFolder.findFirst({
+      const folder = await tx.prisma.channelFolder.findFirst({
         where: { id: channel.folderId, realm_id: realm.id, is_archived: false },
       });
       if (folder === null) throw new JsonableError("Invalid channel folder ID");
@@ -181,7 +178,7 @@ export async function createChannel(
       )
         throw new InsufficientPermissionError();
     }
-    const created = await tx.channel.create({
+    const created = await tx.prisma.channel.create({
       data: {
         realm_id: realm.id,
         name: channel.name,
@@ -217,16 +214,16 @@ export async function createChannel(
 
 /** The notification bot's message in the announcements channel, delivered to its subscribers. */
 async function announce(
-  tx: Prisma.TransactionClient,
+  tx: Tx,
   realmId: number,
   channelId: number,
   creator: AuthedUser,
   name: string,
 ): Promise<void> {
-  const bot = await tx.user.findFirst({
+  const bot = await tx.prisma.user.findFirst({
     where: { realm_id: realmId, is_system_bot: true },
   });
-  const channel = await tx.channel.findUnique({ where: { id: channelId } });
+  const channel = await tx.prisma.channel.findUnique({ where: { id: channelId } });
   if (bot === null || channel === null) return;
   const content = `@_**${creator.full_name}|${creator.id}** created a new channel #**${name}**.`;
   await insertMessage(tx, bot, { kind: "channel", channel, topic: "new channels" }, content);

@@ -1,10 +1,11 @@
+import type { Tx } from "../db/kysely";
 import { MAX_TOPIC_LENGTH } from "./channel-settings";
 import { JsonableError, ResourceNotFoundError } from "@repo/envelope";
 import { checkCap } from "./caps";
 import { z } from "zod";
-import type { Draft, DraftType, Prisma, PrismaClient } from "../gen/prisma/client";
+import type { Draft, DraftType } from "../gen/prisma/client";
 import type { Database } from "../db/database";
-import { DRAFT_CHECK, DRAFT_UPDATE } from "../db/statements";
+import { draftCheck, updateDraft } from "../db/queries/drafts";
 import { sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
 import { checkChannelVisible } from "./channels";
@@ -27,7 +28,9 @@ export const draftListSchema = z.array(draftSchema);
 export type DraftInput = z.output<typeof draftSchema>;
 
 /** A draft on the wire. */
-export function draftView(draft: Omit<Draft, "user_id">) {
+export function draftView(
+  draft: Pick<Draft, "id" | "type" | "to" | "topic" | "content" | "last_edit_time">,
+) {
   return {
     id: draft.id,
     type: draft.type === "unaddressed" ? "" : draft.type,
@@ -39,8 +42,8 @@ export function draftView(draft: Omit<Draft, "user_id">) {
 }
 
 /** The user's draft-sync setting off: every draft operation refuses (checked first). */
-export async function checkDraftSync(prisma: Prisma.TransactionClient, userId: number) {
-  const user = await prisma.user.findUniqueOrThrow({
+export async function checkDraftSync(tx: Tx, userId: number) {
+  const user = await tx.prisma.user.findUniqueOrThrow({
     where: { id: userId },
     select: { enable_drafts_synchronization: true },
   });
@@ -55,11 +58,7 @@ export async function checkDraftSync(prisma: Prisma.TransactionClient, userId: n
  * names users of the realm; an unaddressed one keeps no recipients or topic;
  * the timestamp is not negative (now when absent).
  */
-async function validDraft(
-  { prisma, sql }: Pick<Database, "prisma" | "sql">,
-  user: AuthedUser,
-  draft: DraftInput,
-) {
+async function validDraft(tx: Tx, user: AuthedUser, draft: DraftInput) {
   const content = draft.content.trim();
   if (content === "") throw new JsonableError("Message must not be empty");
   if (draft.timestamp !== undefined && draft.timestamp < 0)
@@ -73,13 +72,13 @@ async function validDraft(
     const [channelId] = draft.to;
     if (channelId === undefined || draft.to.length !== 1)
       throw new JsonableError("Must specify exactly 1 channel ID for channel messages");
-    await checkChannelVisible(sql, user, channelId);
+    await checkChannelVisible(tx, user, channelId);
     type = "stream";
     to = [channelId];
     topic = Array.from(draft.topic).slice(0, MAX_TOPIC_LENGTH).join("");
   } else if (draft.type === "private") {
     to = [...new Set(draft.to)];
-    const found = await prisma.user.findMany({
+    const found = await tx.prisma.user.findMany({
       where: { id: { in: to }, realm_id: user.realm_id, is_active: true },
       select: { id: true },
     });
@@ -92,20 +91,24 @@ async function validDraft(
 
 /** Creates drafts (all or none) and sends `drafts`/`add`; returns their ids. */
 export async function doCreateDrafts(
-  db: Pick<Database, "prisma" | "sql">,
+  db: Database,
   user: AuthedUser,
   drafts: readonly DraftInput[],
   cap: number,
 ): Promise<number[]> {
-  const { prisma } = db;
-  await checkDraftSync(prisma, user.id);
+  await checkDraftSync(db, user.id);
   const rows: Awaited<ReturnType<typeof validDraft>>[] = [];
   for (const draft of drafts) rows.push(await validDraft(db, user, draft));
-  return prisma.$transaction(async (tx) => {
-    checkCap(await tx.draft.count({ where: { user_id: user.id } }), rows.length, cap, "drafts");
+  return db.transaction(async (tx) => {
+    checkCap(
+      await tx.prisma.draft.count({ where: { user_id: user.id } }),
+      rows.length,
+      cap,
+      "drafts",
+    );
     const created: Draft[] = [];
     for (const row of rows)
-      created.push(await tx.draft.create({ data: { ...row, user_id: user.id } }));
+      created.push(await tx.prisma.draft.create({ data: { ...row, user_id: user.id } }));
     await sendEvent(tx, [user.id], { type: "drafts", op: "add", drafts: created.map(draftView) });
     return created.map((d) => d.id);
   });
@@ -113,43 +116,32 @@ export async function doCreateDrafts(
 
 const draftMissing = () => new ResourceNotFoundError("Draft does not exist");
 
-async function ownDraft(prisma: Prisma.TransactionClient, userId: number, draftId: number) {
-  const draft = await prisma.draft.findFirst({ where: { id: draftId, user_id: userId } });
+async function ownDraft(tx: Tx, userId: number, draftId: number) {
+  const draft = await tx.prisma.draft.findFirst({ where: { id: draftId, user_id: userId } });
   if (draft === null) throw draftMissing();
   return draft;
 }
 
 /**
  * PATCH /drafts/{id}: sync setting, then the draft's existence, then its
- * content; sends `drafts`/`update`. Raw SQL but for the channel check (one
- * statement for the two checks, then one transaction of two): a frequent
- * call, and Prisma's per-query cost would be most of its time.
+ * content; sends `drafts`/`update`. Kysely's statements only (one for the
+ * two checks, then a transaction of two): a frequent call, and Prisma's
+ * per-query cost would be most of its time.
  */
 export async function doEditDraft(
-  db: Pick<Database, "prisma" | "sql">,
+  db: Database,
   user: AuthedUser,
   draftId: number,
   /** The new draft, parsed when called: after the sync setting and the draft are checked. */
   draft: () => DraftInput,
 ): Promise<void> {
-  const [found] = await db.sql.query<{ sync: boolean; draft: number | null }>(DRAFT_CHECK, [
-    user.id,
-    draftId,
-  ]);
+  const found = await draftCheck(db, user.id, draftId);
   if (found === undefined) throw new Error(`user ${user.id} is gone`);
   if (!found.sync) throw new JsonableError("User has disabled synchronizing drafts.");
   if (found.draft === null) throw draftMissing();
   const row = await validDraft(db, user, draft());
-  await db.sql.transaction(async (tx) => {
-    const [draft] = await tx.query<Omit<Draft, "user_id">>(DRAFT_UPDATE, [
-      row.type,
-      row.to,
-      row.topic,
-      row.content,
-      row.last_edit_time,
-      draftId,
-      user.id,
-    ]);
+  await db.transaction(async (tx) => {
+    const draft = await updateDraft(tx, user.id, draftId, row);
     // Deleted by another client since the check.
     if (draft === undefined) throw draftMissing();
     await sendEvent(tx, [user.id], { type: "drafts", op: "update", draft: draftView(draft) });
@@ -158,21 +150,21 @@ export async function doEditDraft(
 
 /** DELETE /drafts/{id}; sends `drafts`/`remove`. */
 export async function doDeleteDraft(
-  prisma: PrismaClient,
+  db: Database,
   user: AuthedUser,
   draftId: number,
 ): Promise<void> {
-  await checkDraftSync(prisma, user.id);
-  await prisma.$transaction(async (tx) => {
+  await checkDraftSync(db, user.id);
+  await db.transaction(async (tx) => {
     await ownDraft(tx, user.id, draftId);
-    await tx.draft.delete({ where: { id: draftId } });
+    await tx.prisma.draft.delete({ where: { id: draftId } });
     await sendEvent(tx, [user.id], { type: "drafts", op: "remove", draft_id: draftId });
   });
 }
 
 /** The user's drafts, newest edit first (GET /drafts and POST /register). */
-export async function listDrafts(prisma: Prisma.TransactionClient, userId: number) {
-  const drafts = await prisma.draft.findMany({
+export async function listDrafts(tx: Tx, userId: number) {
+  const drafts = await tx.prisma.draft.findMany({
     where: { user_id: userId },
     orderBy: [{ last_edit_time: "desc" }, { id: "desc" }],
   });

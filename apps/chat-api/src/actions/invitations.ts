@@ -1,3 +1,5 @@
+import type { Tx } from "../db/kysely";
+import type { Database } from "../db/database";
 import { randomBytes } from "node:crypto";
 import {
   ErrorCode,
@@ -8,13 +10,12 @@ import {
 } from "@repo/envelope";
 import type { Logger } from "pino";
 import { z } from "zod";
-import type { Invitation, Prisma, PrismaClient, ReusableInvitation } from "../gen/prisma/client";
+import type { Invitation, ReusableInvitation } from "../gen/prisma/client";
 import { sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
 import { Role, isAdministrator, isOwner } from "../lib/roles";
 import { accessChannelById } from "./channels";
 import { hasRealmPermission } from "./user-groups";
-import { txOf } from "../db/kysely";
 import { lockRealm } from "../db/queries/realms";
 
 /** Pending invitations (accepted and revoked ones keep their rows with another status). */
@@ -59,7 +60,7 @@ export function inviteLink(realmUrl: string, key: string): string {
  * moderators), a positive lifetime, channels the caller can see and named
  * groups of the realm.
  */
-async function checkTerms(prisma: PrismaClient, user: AuthedUser, terms: InviteTerms) {
+async function checkTerms(db: Database, user: AuthedUser, terms: InviteTerms) {
   if (!INVITE_ROLES.includes(terms.inviteAs)) throw new JsonableError("Invalid invite_as");
   if (terms.inviteAs === Role.OWNER && !isOwner(user.role))
     throw new OrganizationOwnerRequiredError();
@@ -68,12 +69,12 @@ async function checkTerms(prisma: PrismaClient, user: AuthedUser, terms: InviteT
   if (terms.expiresInMinutes !== null && terms.expiresInMinutes <= 0)
     throw new JsonableError("Invalid invite_expires_in_minutes");
   for (const channelId of terms.channelIds) {
-    await accessChannelById(prisma, user, channelId).catch(() => {
+    await accessChannelById(db, user, channelId).catch(() => {
       throw new JsonableError(`Invalid channel ID ${channelId}. No invites were sent.`);
     });
   }
   for (const groupId of terms.groupIds) {
-    const group = await prisma.userGroup.findFirst({
+    const group = await db.prisma.userGroup.findFirst({
       where: { id: groupId, realm_id: user.realm_id, name: { not: null }, is_system_group: false },
     });
     if (group === null) throw new JsonableError(`Invalid user group ID: ${groupId}`);
@@ -88,8 +89,8 @@ function expiry(terms: InviteTerms, created: Date): Date | null {
 }
 
 /** `invites_changed` to the realm's administrators and the invitation's creator, inside `tx`. */
-async function sendInvitesChanged(tx: Prisma.TransactionClient, realmId: number, referrer: number) {
-  const admins = await tx.user.findMany({
+async function sendInvitesChanged(tx: Tx, realmId: number, referrer: number) {
+  const admins = await tx.prisma.user.findMany({
     where: { realm_id: realmId, is_active: true, role: { lte: Role.ADMINISTRATOR } },
     select: { id: true },
   });
@@ -133,7 +134,7 @@ function dailyLimitReached(): JsonableError {
  * reported after the others are invited.
  */
 export async function doInviteUsers(
-  prisma: PrismaClient,
+  db: Database,
   logger: Logger,
   user: AuthedUser,
   request: {
@@ -145,9 +146,9 @@ export async function doInviteUsers(
     maxPerDay: number;
   },
 ): Promise<void> {
-  if (!(await hasRealmPermission(prisma, user.realm_id, "can_invite_users_group_id", user.id)))
+  if (!(await hasRealmPermission(db, user.realm_id, "can_invite_users_group_id", user.id)))
     throw new InsufficientPermissionError();
-  const realm = await prisma.realm.findUniqueOrThrow({ where: { id: user.realm_id } });
+  const realm = await db.prisma.realm.findUniqueOrThrow({ where: { id: user.realm_id } });
   const addresses = [
     ...new Set(
       request.emails
@@ -160,7 +161,7 @@ export async function doInviteUsers(
     throw new JsonableError("You must specify at least one email address.");
   // More addresses than a whole day allows: refused before any is looked at.
   if (addresses.length > request.maxPerDay) throw dailyLimitReached();
-  await checkTerms(prisma, user, request.terms);
+  await checkTerms(db, user, request.terms);
   const invalid = addresses.filter((a) => !email.safeParse(a).success);
   if (invalid.length > 0) {
     throw invitationFailed(
@@ -169,7 +170,7 @@ export async function doInviteUsers(
       false,
     );
   }
-  const existing = await prisma.user.findMany({
+  const existing = await db.prisma.user.findMany({
     where: {
       realm_id: user.realm_id,
       OR: addresses.map((a) => ({ delivery_email: { equals: a, mode: "insensitive" as const } })),
@@ -189,11 +190,11 @@ export async function doInviteUsers(
   if (toInvite.length === 0)
     throw invitationFailed("We weren't able to invite anyone.", skipped, false);
   const keys: string[] = [];
-  await prisma.$transaction(async (tx) => {
+  await db.transaction(async (tx) => {
     // One batch at a time per realm, so that two cannot both pass the count (NO KEY
     // UPDATE: rows that merely reference the realm, such as new messages, do not wait).
-    await lockRealm(txOf(tx), user.realm_id);
-    const sentToday = await tx.invitation.count({
+    await lockRealm(tx, user.realm_id);
+    const sentToday = await tx.prisma.invitation.count({
       where: { realm_id: user.realm_id, date_created: { gte: new Date(Date.now() - 86_400_000) } },
     });
     if (sentToday + toInvite.length > request.maxPerDay) throw dailyLimitReached();
@@ -203,7 +204,7 @@ export async function doInviteUsers(
     for (const address of toInvite) {
       const key = confirmationKey();
       keys.push(key);
-      await tx.invitation.create({
+      await tx.prisma.invitation.create({
         data: {
           realm_id: user.realm_id,
           email: address,
@@ -218,7 +219,7 @@ export async function doInviteUsers(
         },
       });
       const link = inviteLink(request.realmUrl, key);
-      await tx.outboxEmail.create({
+      await tx.prisma.outboxEmail.create({
         data: {
           realm_id: user.realm_id,
           to_address: address,
@@ -241,17 +242,17 @@ export async function doInviteUsers(
 
 /** POST /invites/multiuse (administrators): a reusable link; returns its URL. */
 export async function doCreateReusableInvite(
-  prisma: PrismaClient,
+  db: Database,
   user: AuthedUser,
   terms: InviteTerms,
   realmUrl: string,
 ): Promise<string> {
   if (!isAdministrator(user.role)) throw new OrganizationAdministratorRequiredError();
-  await checkTerms(prisma, user, terms);
+  await checkTerms(db, user, terms);
   const key = confirmationKey();
   const created = new Date();
-  await prisma.$transaction(async (tx) => {
-    await tx.reusableInvitation.create({
+  await db.transaction(async (tx) => {
+    await tx.prisma.reusableInvitation.create({
       data: {
         realm_id: user.realm_id,
         referred_by_id: user.id,
@@ -271,7 +272,7 @@ export async function doCreateReusableInvite(
 const seconds = (date: Date): number => Math.floor(date.getTime() / 1000);
 
 /** GET /invites: unexpired pending invitations; administrators see all, others their own. */
-export async function listInvitations(prisma: PrismaClient, user: AuthedUser, realmUrl: string) {
+export async function listInvitations(db: Database, user: AuthedUser, realmUrl: string) {
   const where = {
     realm_id: user.realm_id,
     status: PENDING,
@@ -279,8 +280,8 @@ export async function listInvitations(prisma: PrismaClient, user: AuthedUser, re
     ...(isAdministrator(user.role) ? {} : { referred_by_id: user.id }),
   };
   const [emails, links] = await Promise.all([
-    prisma.invitation.findMany({ where, orderBy: { id: "asc" } }),
-    prisma.reusableInvitation.findMany({ where, orderBy: { id: "asc" } }),
+    db.prisma.invitation.findMany({ where, orderBy: { id: "asc" } }),
+    db.prisma.reusableInvitation.findMany({ where, orderBy: { id: "asc" } }),
   ]);
   const common = (invite: Invitation | ReusableInvitation) => ({
     id: invite.id,
@@ -314,34 +315,34 @@ function checkRevoke(user: AuthedUser, invite: { referred_by_id: number; invited
 
 /** DELETE /invites/{id}: revokes an email invitation; `invites_changed`. */
 export async function doRevokeInvitation(
-  prisma: PrismaClient,
+  db: Database,
   user: AuthedUser,
   id: number,
 ): Promise<void> {
-  await prisma.$transaction(async (tx) => {
-    const invite = await tx.invitation.findFirst({
+  await db.transaction(async (tx) => {
+    const invite = await tx.prisma.invitation.findFirst({
       where: { id, realm_id: user.realm_id, status: PENDING },
     });
     if (invite === null) throw new JsonableError("No such invitation");
     checkRevoke(user, invite);
-    await tx.invitation.update({ where: { id }, data: { status: REVOKED } });
+    await tx.prisma.invitation.update({ where: { id }, data: { status: REVOKED } });
     await sendInvitesChanged(tx, user.realm_id, invite.referred_by_id);
   });
 }
 
 /** DELETE /invites/multiuse/{id}: revokes a reusable link; `invites_changed`. */
 export async function doRevokeReusableInvite(
-  prisma: PrismaClient,
+  db: Database,
   user: AuthedUser,
   id: number,
 ): Promise<void> {
-  await prisma.$transaction(async (tx) => {
-    const invite = await tx.reusableInvitation.findFirst({
+  await db.transaction(async (tx) => {
+    const invite = await tx.prisma.reusableInvitation.findFirst({
       where: { id, realm_id: user.realm_id, status: PENDING },
     });
     if (invite === null) throw new JsonableError("Invalid invitation ID.");
     checkRevoke(user, invite);
-    await tx.reusableInvitation.update({ where: { id }, data: { status: REVOKED } });
+    await tx.prisma.reusableInvitation.update({ where: { id }, data: { status: REVOKED } });
     await sendInvitesChanged(tx, user.realm_id, invite.referred_by_id);
   });
 }

@@ -1,5 +1,7 @@
+import type { Tx } from "../db/kysely";
+import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
-import type { Channel, Message, Prisma, PrismaClient } from "../gen/prisma/client";
+import type { Channel, Message } from "../gen/prisma/client";
 import { renderPlainText } from "../lib/render";
 import { sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
@@ -10,7 +12,6 @@ import { canSee, channelByName } from "./channels";
 import { isGroupMember } from "./user-groups";
 import { findUsers } from "./user-lookup";
 import { gravatarUrl } from "./user-view";
-import { txOf } from "../db/kysely";
 import { topicExists } from "../db/queries/channels";
 
 /** `max_message_length`: longer content is cut, as Zulip does. */
@@ -63,7 +64,7 @@ export function checkTopic(topic: string): string {
  * their flags. Returns the message id.
  */
 export async function insertMessage(
-  tx: Prisma.TransactionClient,
+  tx: Tx,
   sender: Sender,
   destination: Destination,
   content: string,
@@ -71,13 +72,13 @@ export async function insertMessage(
   const recipients =
     destination.kind === "channel"
       ? (
-          await tx.subscription.findMany({
+          await tx.prisma.subscription.findMany({
             where: { channel_id: destination.channel.id, active: true, user: { is_active: true } },
             select: { user_id: true },
           })
         ).map((s) => s.user_id)
       : [...new Set([...destination.userIds, sender.id])];
-  const message = await tx.message.create({
+  const message = await tx.prisma.message.create({
     data: {
       realm_id: sender.realm_id,
       sender_id: sender.id,
@@ -90,7 +91,7 @@ export async function insertMessage(
     },
   });
   const readers = new Set(recipients);
-  await tx.userMessage.createMany({
+  await tx.prisma.userMessage.createMany({
     data: [...readers].map((user_id) => ({
       user_id,
       message_id: message.id,
@@ -115,12 +116,8 @@ export interface ViewOptions {
 }
 
 /** Zulip's message objects for `ids` (in id order), without per-user flags. */
-export async function messageViews(
-  prisma: Prisma.TransactionClient,
-  ids: readonly number[],
-  options: ViewOptions,
-) {
-  const rows: MessageRow[] = await prisma.message.findMany({
+export async function messageViews(tx: Tx, ids: readonly number[], options: ViewOptions) {
+  const rows: MessageRow[] = await tx.prisma.message.findMany({
     where: { id: { in: [...ids] } },
     include: {
       sender: { select: { email: true, full_name: true, delivery_email: true } },
@@ -134,7 +131,7 @@ export async function messageViews(
   ];
   const dmUsers = new Map(
     (
-      await prisma.user.findMany({
+      await tx.prisma.user.findMany({
         where: { id: { in: dmUserIds } },
         select: { id: true, email: true, full_name: true },
       })
@@ -187,20 +184,20 @@ export async function messageViews(
 
 /** The channel a user may post to, by id or name, with Zulip's messages. */
 async function channelToPostTo(
-  prisma: PrismaClient,
+  db: Database,
   user: AuthedUser,
   to: number | string,
 ): Promise<Channel> {
   let channel: Channel | null;
   if (typeof to === "number") {
-    channel = await prisma.channel.findFirst({ where: { id: to, realm_id: user.realm_id } });
+    channel = await db.prisma.channel.findFirst({ where: { id: to, realm_id: user.realm_id } });
   } else {
-    channel = await channelByName(prisma, user.realm_id, to);
+    channel = await channelByName(db, user.realm_id, to);
   }
   const subscription =
     channel === null
       ? null
-      : await prisma.subscription.findUnique({
+      : await db.prisma.subscription.findUnique({
           where: { user_id_channel_id: { user_id: user.id, channel_id: channel.id } },
         });
   const subscribed = subscription?.active === true;
@@ -215,7 +212,7 @@ async function channelToPostTo(
     subscribed || channel.is_web_public || (!channel.invite_only && !isGuest(user.role));
   if (channel.is_archived || !reachable)
     throw new JsonableError(`Not authorized to send to channel '${channel.name}'`);
-  if (!(await isGroupMember(prisma, channel.can_send_message_group_id, user.id, false)))
+  if (!(await isGroupMember(db, channel.can_send_message_group_id, user.id, false)))
     throw new JsonableError("You do not have permission to post in this channel.");
   return channel;
 }
@@ -232,14 +229,14 @@ export type OutgoingMessage =
  * in one transaction. Returns the message id.
  */
 export async function doSendMessage(
-  prisma: PrismaClient,
+  db: Database,
   user: AuthedUser,
   outgoing: OutgoingMessage,
 ): Promise<number> {
   const content = checkContent(outgoing.content);
   if (outgoing.kind === "direct") {
     if (outgoing.to.length === 0) throw new JsonableError("Message must have recipients");
-    const found = await findUsers(prisma, user.realm_id, outgoing.to, (recipient) => {
+    const found = await findUsers(db, user.realm_id, outgoing.to, (recipient) => {
       throw new JsonableError(
         typeof recipient === "number"
           ? `Invalid user ID ${String(recipient)}`
@@ -250,22 +247,22 @@ export async function doSendMessage(
     if (inactive !== undefined)
       throw new JsonableError(`'${inactive.email}' is no longer using Zulip.`);
     const ids = found.map((recipient) => recipient.id);
-    return prisma.$transaction((tx) =>
+    return db.transaction((tx) =>
       insertMessage(tx, user, { kind: "direct", userIds: ids }, content),
     );
   }
   const topic = checkTopic(outgoing.topic);
-  const channel = await channelToPostTo(prisma, user, outgoing.to);
+  const channel = await channelToPostTo(db, user, outgoing.to);
   if (channel.topics_policy === "disable_empty_topic" && topic === "")
     throw new JsonableError("Sending messages to the general chat is not allowed in this channel.");
   if (channel.topics_policy === "empty_topic_only" && topic !== "")
     throw new JsonableError("Only the general chat topic is allowed in this channel.");
   if (
-    !(await topicExists(txOf(prisma), channel.id, topic)) &&
-    !(await isGroupMember(prisma, channel.can_create_topic_group_id, user.id, false))
+    !(await topicExists(db, channel.id, topic)) &&
+    !(await isGroupMember(db, channel.can_create_topic_group_id, user.id, false))
   )
     throw new JsonableError("You do not have permission to create new topics in this channel.");
-  return prisma.$transaction((tx) =>
+  return db.transaction((tx) =>
     insertMessage(tx, user, { kind: "channel", channel, topic }, content),
   );
 }

@@ -1,11 +1,15 @@
+import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
-import { REALM_PRESENCES } from "../db/statements";
-import type { Presence, Prisma, PrismaClient } from "../gen/prisma/client";
+import type { Presence } from "../gen/prisma/client";
 import { realmAudience, sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
 import { hasRealmPermission } from "./user-groups";
-import { txOf } from "../db/kysely";
-import { channelPeers, nextPresenceUpdateId, presenceAudience } from "../db/queries/presence";
+import {
+  channelPeers,
+  nextPresenceUpdateId,
+  presenceAudience,
+  recentPresences,
+} from "../db/queries/presence";
 
 /** Presence older than this is not reported (Zulip's default history). */
 export const PRESENCE_HISTORY_DAYS = 14;
@@ -49,17 +53,17 @@ export function modernPresence(p: Presence) {
  * status changed or the user was offline, the realm hears a `presence` event.
  */
 export async function doUpdatePresence(
-  prisma: PrismaClient,
+  db: Database,
   user: AuthedUser,
   status: "active" | "idle",
   limitToAccessible: boolean,
 ): Promise<void> {
-  await prisma.$transaction(async (tx) => {
+  await db.transaction(async (tx) => {
     const now = new Date();
-    const before = await tx.presence.findUnique({ where: { user_id: user.id } });
-    const updateId = await nextPresenceUpdateId(txOf(tx));
+    const before = await tx.prisma.presence.findUnique({ where: { user_id: user.id } });
+    const updateId = await nextPresenceUpdateId(tx);
     const activeTime = status === "active" ? now : (before?.last_active_time ?? null);
-    const after = await tx.presence.upsert({
+    const after = await tx.prisma.presence.upsert({
       where: { user_id: user.id },
       create: {
         user_id: user.id,
@@ -76,7 +80,7 @@ export async function doUpdatePresence(
       now.getTime() - before.last_connected_time.getTime() > OFFLINE_THRESHOLD_MS;
     if (!changed) return;
     const audience = limitToAccessible
-      ? await presenceAudience(txOf(tx), user.realm_id, user.id)
+      ? await presenceAudience(tx, user.realm_id, user.id)
       : await realmAudience(tx, user.realm_id);
     await sendEvent(tx, audience, {
       type: "presence",
@@ -104,31 +108,23 @@ export interface PresenceQuery {
  * they share a channel with, and themself.
  */
 export async function realmPresences(
-  db: Pick<Database, "prisma" | "sql">,
+  tx: Tx,
   viewer: AuthedUser,
   query: PresenceQuery,
 ): Promise<(Presence & { email: string })[]> {
-  const { prisma } = db;
   const since = new Date(Date.now() - (query.historyDays ?? PRESENCE_HISTORY_DAYS) * 86_400_000);
-  // Raw SQL: every client polls this, and Prisma's per-row cost was most of its time.
-  const rows = await db.sql.query<Presence & { email: string }>(REALM_PRESENCES, [
-    viewer.realm_id,
-    since,
-    query.afterUpdateId ?? null,
-  ]);
+  // Kysely: every client polls this, and Prisma's per-row cost was most of its time.
+  const rows = await recentPresences(tx, viewer.realm_id, since, query.afterUpdateId);
   if (!query.limitToAccessible) return rows;
-  if (await hasRealmPermission(prisma, viewer.realm_id, "can_access_all_users_group_id", viewer.id))
+  if (await hasRealmPermission(tx, viewer.realm_id, "can_access_all_users_group_id", viewer.id))
     return rows;
-  const accessible = new Set([viewer.id, ...(await channelPeers(txOf(prisma), viewer.id))]);
+  const accessible = new Set([viewer.id, ...(await channelPeers(tx, viewer.id))]);
   return rows.filter((row) => accessible.has(row.user_id));
 }
 
 /** The newest presence update number of the realm (`presence_last_update_id`). */
-export async function lastPresenceUpdateId(
-  prisma: Prisma.TransactionClient,
-  realmId: number,
-): Promise<number> {
-  const row = await prisma.presence.aggregate({
+export async function lastPresenceUpdateId(tx: Tx, realmId: number): Promise<number> {
+  const row = await tx.prisma.presence.aggregate({
     where: { realm_id: realmId },
     _max: { last_update_id: true },
   });

@@ -1,6 +1,7 @@
+import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
-import type { Prisma, PrismaClient } from "../gen/prisma/client";
-import { MARK_READ_BATCH_SQL } from "../db/statements";
+import type { Prisma } from "../gen/prisma/client";
+import { markReadBatch } from "../db/queries/messages";
 import { sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
 import { accessChannelById, accessChannelByName } from "./channels";
@@ -28,7 +29,7 @@ export const MAX_MESSAGES_PER_FETCH = 5000;
 
 /** The `user_messages` filter of a narrow (channel, topic, sender, direct messages, unread). */
 async function narrowFilter(
-  prisma: PrismaClient,
+  db: Database,
   user: AuthedUser,
   narrow: readonly NarrowTerm[],
 ): Promise<Prisma.UserMessageWhereInput[]> {
@@ -41,8 +42,8 @@ async function narrowFilter(
       case "stream": {
         const channel =
           typeof operand === "number"
-            ? await accessChannelById(prisma, user, operand)
-            : await accessChannelByName(prisma, user, String(operand));
+            ? await accessChannelById(db, user, operand)
+            : await accessChannelByName(db, user, String(operand));
         filter = { message: { channel_id: channel.id } };
         break;
       }
@@ -84,10 +85,10 @@ async function narrowFilter(
  * anchor (`num_before` older, `num_after` newer, the anchor itself unless
  * excluded), each with the caller's flags; and whether the ends were reached.
  */
-export async function fetchMessages(prisma: PrismaClient, user: AuthedUser, query: MessageQuery) {
+export async function fetchMessages(db: Database, user: AuthedUser, query: MessageQuery) {
   if (query.numBefore + query.numAfter > MAX_MESSAGES_PER_FETCH)
     throw new JsonableError(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
-  const filters = await narrowFilter(prisma, user, query.narrow);
+  const filters = await narrowFilter(db, user, query.narrow);
   const where = (extra: Prisma.UserMessageWhereInput): Prisma.UserMessageWhereInput => ({
     AND: [{ user_id: user.id }, ...filters, extra],
   });
@@ -95,19 +96,19 @@ export async function fetchMessages(prisma: PrismaClient, user: AuthedUser, quer
   if (query.anchor === "newest") anchor = 2_147_483_647;
   else if (query.anchor === "oldest") anchor = 0;
   else if (query.anchor === "first_unread") {
-    const first = await prisma.userMessage.findFirst({
+    const first = await db.prisma.userMessage.findFirst({
       where: where({ flags: { equals: 0n } }),
       orderBy: { message_id: "asc" },
     });
     anchor = first?.message_id ?? 2_147_483_647;
   } else anchor = query.anchor;
   const [before, after] = await Promise.all([
-    prisma.userMessage.findMany({
+    db.prisma.userMessage.findMany({
       where: where({ message_id: { lt: anchor } }),
       orderBy: { message_id: "desc" },
       take: query.numBefore + 1,
     }),
-    prisma.userMessage.findMany({
+    db.prisma.userMessage.findMany({
       where: where({ message_id: query.includeAnchor ? { gte: anchor } : { gt: anchor } }),
       orderBy: { message_id: "asc" },
       take: query.numAfter + 1 + (query.includeAnchor ? 1 : 0),
@@ -119,7 +120,7 @@ export async function fetchMessages(prisma: PrismaClient, user: AuthedUser, quer
   const newer = after.slice(0, afterLimit);
   const rows = [...older, ...newer];
   const views = await messageViews(
-    prisma,
+    db,
     rows.map((r) => r.message_id),
     query.view,
   );
@@ -149,31 +150,26 @@ export const MARK_READ_BATCH = 1000;
  * since each batch takes the newest unread ones left.
  */
 export async function doMarkAllAsRead(
-  prisma: PrismaClient,
+  db: Database,
   user: AuthedUser,
   budgetMs: number,
   batchSize = MARK_READ_BATCH,
 ): Promise<boolean> {
   const deadline = Date.now() + budgetMs;
   for (;;) {
-    const marked = await prisma.$transaction(async (tx) => {
-      const rows = await tx.$queryRawUnsafe<{ message_id: number }[]>(
-        MARK_READ_BATCH_SQL,
-        READ,
-        user.id,
-        batchSize,
-      );
-      if (rows.length > 0) {
+    const marked = await db.transaction(async (tx) => {
+      const ids = await markReadBatch(tx, READ, user.id, batchSize);
+      if (ids.length > 0) {
         await sendEvent(tx, [user.id], {
           type: "update_message_flags",
           op: "add",
           operation: "add",
           flag: "read",
-          messages: rows.map((r) => r.message_id).sort((a, b) => a - b),
+          messages: ids.sort((a, b) => a - b),
           all: false,
         });
       }
-      return rows.length;
+      return ids.length;
     });
     if (marked < batchSize) return true;
     if (Date.now() >= deadline) return false;

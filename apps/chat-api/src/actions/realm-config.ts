@@ -1,6 +1,8 @@
+import type { Tx } from "../db/kysely";
+import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
 import { z } from "zod";
-import { Prisma, type PrismaClient } from "../gen/prisma/client";
+import { Prisma } from "../gen/prisma/client";
 import { realmAudience, sendEvent } from "../events/queue";
 import { codePoints } from "../lib/text";
 
@@ -50,7 +52,7 @@ export function compileLinkifierPattern(pattern: string): { groups: Set<string> 
  * same groups. Returns its id.
  */
 export async function doAddLinkifier(
-  prisma: PrismaClient,
+  db: Database,
   realmId: number,
   pattern: string,
   urlTemplate: string,
@@ -72,14 +74,14 @@ export async function doAddLinkifier(
   }
   const duplicate = new JsonableError("Linkifier with this Pattern and Realm already exists.");
   try {
-    return await prisma.$transaction(async (tx) => {
-      if ((await tx.linkifier.count({ where: { realm_id: realmId, pattern } })) > 0)
+    return await db.transaction(async (tx) => {
+      if ((await tx.prisma.linkifier.count({ where: { realm_id: realmId, pattern } })) > 0)
         throw duplicate;
-      const last = await tx.linkifier.aggregate({
+      const last = await tx.prisma.linkifier.aggregate({
         where: { realm_id: realmId },
         _max: { order: true },
       });
-      const row = await tx.linkifier.create({
+      const row = await tx.prisma.linkifier.create({
         data: {
           realm_id: realmId,
           pattern,
@@ -96,13 +98,9 @@ export async function doAddLinkifier(
 }
 
 /** Removes one of the realm's linkifiers; another realm's or an unknown one is `Linkifier not found.` */
-export async function doRemoveLinkifier(
-  prisma: PrismaClient,
-  realmId: number,
-  id: number,
-): Promise<void> {
-  await prisma.$transaction(async (tx) => {
-    const { count } = await tx.linkifier.deleteMany({ where: { id, realm_id: realmId } });
+export async function doRemoveLinkifier(db: Database, realmId: number, id: number): Promise<void> {
+  await db.transaction(async (tx) => {
+    const { count } = await tx.prisma.linkifier.deleteMany({ where: { id, realm_id: realmId } });
     if (count === 0) throw new JsonableError("Linkifier not found.");
     await sendLinkifiersEvent(tx, realmId);
   });
@@ -160,7 +158,7 @@ export interface NewProfileField {
  * and hint limits, the profile-summary limit, unique labels). Returns its id.
  */
 export async function doCreateProfileField(
-  prisma: PrismaClient,
+  db: Database,
   realmId: number,
   field: NewProfileField,
 ): Promise<number> {
@@ -189,9 +187,9 @@ export async function doCreateProfileField(
     throw new JsonableError("Field type not supported for display in profile summary.");
   const duplicate = new JsonableError("A field with that label already exists.");
   try {
-    return await prisma.$transaction(async (tx) => {
+    return await db.transaction(async (tx) => {
       if (field.displayInProfileSummary) {
-        const shown = await tx.customProfileField.count({
+        const shown = await tx.prisma.customProfileField.count({
           where: { realm_id: realmId, display_in_profile_summary: true },
         });
         if (shown >= MAX_SUMMARY_FIELDS) {
@@ -200,13 +198,13 @@ export async function doCreateProfileField(
           );
         }
       }
-      if ((await tx.customProfileField.count({ where: { realm_id: realmId, name } })) > 0)
+      if ((await tx.prisma.customProfileField.count({ where: { realm_id: realmId, name } })) > 0)
         throw duplicate;
-      const last = await tx.customProfileField.aggregate({
+      const last = await tx.prisma.customProfileField.aggregate({
         where: { realm_id: realmId },
         _max: { order: true },
       });
-      const row = await tx.customProfileField.create({
+      const row = await tx.prisma.customProfileField.create({
         data: {
           realm_id: realmId,
           name,
@@ -229,7 +227,7 @@ export async function doCreateProfileField(
 }
 
 /** Tells the realm its linkifiers changed (`realm_linkifiers`, the whole new list), inside `tx`. */
-export async function sendLinkifiersEvent(tx: Prisma.TransactionClient, realmId: number) {
+export async function sendLinkifiersEvent(tx: Tx, realmId: number) {
   await sendEvent(tx, await realmAudience(tx, realmId), {
     type: "realm_linkifiers",
     realm_linkifiers: await listLinkifiers(tx, realmId),
@@ -237,7 +235,7 @@ export async function sendLinkifiersEvent(tx: Prisma.TransactionClient, realmId:
 }
 
 /** Tells the realm its profile fields changed (`custom_profile_fields`, the whole new list), inside `tx`. */
-export async function sendProfileFieldsEvent(tx: Prisma.TransactionClient, realmId: number) {
+export async function sendProfileFieldsEvent(tx: Tx, realmId: number) {
   await sendEvent(tx, await realmAudience(tx, realmId), {
     type: "custom_profile_fields",
     fields: await listProfileFields(tx, realmId),
@@ -245,8 +243,8 @@ export async function sendProfileFieldsEvent(tx: Prisma.TransactionClient, realm
 }
 
 /** The realm's linkifiers in their order, as GET /realm/linkifiers and the events describe them. */
-export async function listLinkifiers(prisma: Prisma.TransactionClient, realmId: number) {
-  const rows = await prisma.linkifier.findMany({
+export async function listLinkifiers(tx: Tx, realmId: number) {
+  const rows = await tx.prisma.linkifier.findMany({
     where: { realm_id: realmId },
     orderBy: [{ order: "asc" }, { id: "asc" }],
   });
@@ -254,8 +252,8 @@ export async function listLinkifiers(prisma: Prisma.TransactionClient, realmId: 
 }
 
 /** The realm's custom profile fields in their order, as GET /realm/profile_fields and the events describe them. */
-export async function listProfileFields(prisma: Prisma.TransactionClient, realmId: number) {
-  const rows = await prisma.customProfileField.findMany({
+export async function listProfileFields(tx: Tx, realmId: number) {
+  const rows = await tx.prisma.customProfileField.findMany({
     where: { realm_id: realmId },
     orderBy: [{ order: "asc" }, { id: "asc" }],
   });

@@ -1,4 +1,4 @@
-import type { Prisma } from "../gen/prisma/client";
+import type { Tx } from "../db/kysely";
 import { Role } from "../lib/roles";
 
 /** System groups, each containing the next by subgroup (role:owners is in role:administrators...). */
@@ -29,25 +29,25 @@ export type SystemGroupName = (typeof SYSTEM_GROUPS)[number] | "role:nobody";
  * settings; returns the realm id and the system groups by name.
  */
 export async function createRealm(
-  tx: Prisma.TransactionClient,
+  tx: Tx,
   realm: { subdomain: string; name: string; description?: string },
 ): Promise<{ realmId: number; groups: Record<SystemGroupName, number> }> {
-  const { id: realmId } = await tx.realm.create({ data: realm });
+  const { id: realmId } = await tx.prisma.realm.create({ data: realm });
   const groups = {} as Record<SystemGroupName, number>;
   for (const name of [...SYSTEM_GROUPS, "role:nobody"] as const) {
-    const group = await tx.userGroup.create({
+    const group = await tx.prisma.userGroup.create({
       data: { realm_id: realmId, name, is_system_group: true, description: `System group ${name}` },
     });
     groups[name] = group.id;
   }
-  await tx.userGroupSubgroup.createMany({
+  await tx.prisma.userGroupSubgroup.createMany({
     data: SYSTEM_GROUPS.slice(1).map((name, i) => ({
       supergroup_id: groups[name],
       subgroup_id: groups[SYSTEM_GROUPS[i] ?? "role:owners"],
     })),
   });
   const nobody = groups["role:nobody"];
-  await tx.userGroup.updateMany({
+  await tx.prisma.userGroup.updateMany({
     where: { realm_id: realmId, is_system_group: true },
     data: {
       can_add_members_group_id: nobody,
@@ -58,7 +58,7 @@ export async function createRealm(
       can_remove_members_group_id: nobody,
     },
   });
-  await tx.realm.update({
+  await tx.prisma.realm.update({
     where: { id: realmId },
     data: {
       can_create_public_channel_group_id: groups["role:members"],
@@ -77,10 +77,12 @@ export async function createRealm(
 
 /** The ids of a realm's system groups, by name. */
 export async function systemGroupIds(
-  tx: Prisma.TransactionClient,
+  tx: Tx,
   realmId: number,
 ): Promise<Record<SystemGroupName, number>> {
-  const rows = await tx.userGroup.findMany({ where: { realm_id: realmId, is_system_group: true } });
+  const rows = await tx.prisma.userGroup.findMany({
+    where: { realm_id: realmId, is_system_group: true },
+  });
   const ids = {} as Record<SystemGroupName, number>;
   for (const name of [...SYSTEM_GROUPS, "role:nobody"] as const) {
     const row = rows.find((g) => g.name === name);

@@ -1,7 +1,6 @@
+import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
-import type { PrismaClient } from "../gen/prisma/client";
 import { sendLinkifiersEvent, sendProfileFieldsEvent } from "./realm-config";
-import { txOf } from "../db/kysely";
 import { lockLinkifiers, lockProfileFields } from "../db/queries/realms";
 
 /**
@@ -10,21 +9,21 @@ import { lockLinkifiers, lockProfileFields } from "../db/queries/realms";
  * locked, so two reorders cannot interleave.
  */
 export async function doReorderLinkifiers(
-  prisma: PrismaClient,
+  db: Database,
   realmId: number,
   ids: readonly number[],
 ): Promise<void> {
   if (new Set(ids).size < ids.length)
     throw new JsonableError("The ordered list must not contain duplicated linkifiers");
-  await prisma.$transaction(async (tx) => {
-    const existing = new Set(await lockLinkifiers(txOf(tx), realmId));
+  await db.transaction(async (tx) => {
+    const existing = new Set(await lockLinkifiers(tx, realmId));
     if (existing.size !== ids.length || ids.some((id) => !existing.has(id))) {
       throw new JsonableError(
         "The ordered list must enumerate all existing linkifiers exactly once",
       );
     }
     for (const [order, id] of ids.entries())
-      await tx.linkifier.update({ where: { id }, data: { order } });
+      await tx.prisma.linkifier.update({ where: { id }, data: { order } });
     await sendLinkifiersEvent(tx, realmId);
   });
 }
@@ -35,16 +34,19 @@ export async function doReorderLinkifiers(
  * are ignored, and a repeated id takes its last position.
  */
 export async function doReorderProfileFields(
-  prisma: PrismaClient,
+  db: Database,
   realmId: number,
   ids: readonly number[],
 ): Promise<void> {
   const position = new Map(ids.map((id, index) => [id, index]));
-  await prisma.$transaction(async (tx) => {
-    const ids = await lockProfileFields(txOf(tx), realmId);
+  await db.transaction(async (tx) => {
+    const ids = await lockProfileFields(tx, realmId);
     if (ids.some((id) => !position.has(id))) throw new JsonableError("Invalid order mapping.");
     for (const id of ids)
-      await tx.customProfileField.update({ where: { id }, data: { order: position.get(id) ?? 0 } });
+      await tx.prisma.customProfileField.update({
+        where: { id },
+        data: { order: position.get(id) ?? 0 },
+      });
     await sendProfileFieldsEvent(tx, realmId);
   });
 }

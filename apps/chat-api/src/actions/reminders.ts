@@ -1,12 +1,13 @@
+import type { Tx } from "../db/kysely";
+import type { Database } from "../db/database";
 import { JsonableError, ResourceNotFoundError } from "@repo/envelope";
 import { checkCap } from "./caps";
-import type { Prisma, PrismaClient, Reminder } from "../gen/prisma/client";
+import type { Reminder } from "../gen/prisma/client";
 import { renderPlainText } from "../lib/render";
 import { sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
 import { codePoints } from "../lib/text";
 import { insertMessage } from "./messages";
-import { txOf } from "../db/kysely";
 import { claimDueReminder, lockPendingReminder } from "../db/queries/reminders";
 
 /** Longest reminder note (Zulip's). */
@@ -22,8 +23,8 @@ function reminderContent(reminder: Reminder, senderName: string, senderId: numbe
 }
 
 /** A scheduled reminder on the wire (Zulip's reminder object). */
-async function reminderViews(prisma: Prisma.TransactionClient, reminders: readonly Reminder[]) {
-  const messages = await prisma.message.findMany({
+async function reminderViews(tx: Tx, reminders: readonly Reminder[]) {
+  const messages = await tx.prisma.message.findMany({
     where: { id: { in: reminders.map((r) => r.message_id) } },
     include: { sender: { select: { full_name: true } } },
   });
@@ -53,7 +54,7 @@ async function reminderViews(prisma: Prisma.TransactionClient, reminders: readon
  * time in the future; `reminders`/`add` in the same transaction. Returns its id.
  */
 export async function doCreateReminder(
-  prisma: PrismaClient,
+  db: Database,
   user: AuthedUser,
   messageId: number,
   deliverAt: number,
@@ -62,17 +63,17 @@ export async function doCreateReminder(
 ): Promise<number> {
   if (note !== undefined && codePoints(note) > MAX_REMINDER_NOTE_LENGTH)
     throw new JsonableError(`Maximum reminder note length: ${MAX_REMINDER_NOTE_LENGTH} characters`);
-  const received = await prisma.userMessage.findUnique({
+  const received = await db.prisma.userMessage.findUnique({
     where: { user_id_message_id: { user_id: user.id, message_id: messageId } },
   });
   if (received === null) throw new JsonableError("Invalid message(s)");
   const when = new Date(deliverAt * 1000);
   if (!(when.getTime() > Date.now()))
     throw new JsonableError("Scheduled delivery time must be in the future.");
-  return prisma.$transaction(async (tx) => {
-    const held = await tx.reminder.count({ where: { user_id: user.id, delivered: false } });
+  return db.transaction(async (tx) => {
+    const held = await tx.prisma.reminder.count({ where: { user_id: user.id, delivered: false } });
     checkCap(held, 1, cap, "reminders");
-    const reminder = await tx.reminder.create({
+    const reminder = await tx.prisma.reminder.create({
       data: {
         realm_id: user.realm_id,
         user_id: user.id,
@@ -91,25 +92,25 @@ export async function doCreateReminder(
 }
 
 /** GET /reminders: the caller's reminders not yet delivered, soonest first. */
-export async function listReminders(prisma: PrismaClient, userId: number) {
-  const rows = await prisma.reminder.findMany({
+export async function listReminders(db: Database, userId: number) {
+  const rows = await db.prisma.reminder.findMany({
     where: { user_id: userId, delivered: false },
     orderBy: [{ scheduled_timestamp: "asc" }, { id: "asc" }],
   });
-  return reminderViews(prisma, rows);
+  return reminderViews(db, rows);
 }
 
 /** DELETE /reminders/{id}: the caller's scheduled reminder (else 404), which is then never sent. */
 export async function doDeleteReminder(
-  prisma: PrismaClient,
+  db: Database,
   user: AuthedUser,
   reminderId: number,
 ): Promise<void> {
-  await prisma.$transaction(async (tx) => {
+  await db.transaction(async (tx) => {
     // The row lock makes a delivery in progress finish first, or find it gone.
-    if (!(await lockPendingReminder(txOf(tx), reminderId, user.id)))
+    if (!(await lockPendingReminder(tx, reminderId, user.id)))
       throw new ResourceNotFoundError("Reminder does not exist");
-    await tx.reminder.delete({ where: { id: reminderId } });
+    await tx.prisma.reminder.delete({ where: { id: reminderId } });
     await sendEvent(tx, [user.id], { type: "reminders", op: "remove", reminder_id: reminderId });
   });
 }
@@ -121,25 +122,21 @@ export async function doDeleteReminder(
  * notification bot is stored, and the reminder is marked delivered, all
  * together, so each reminder is sent exactly once. Returns how many were sent.
  */
-export async function deliverDueReminders(
-  prisma: PrismaClient,
-  now: Date,
-  limit = 100,
-): Promise<number> {
+export async function deliverDueReminders(db: Database, now: Date, limit = 100): Promise<number> {
   let sent = 0;
   while (sent < limit) {
-    const delivered = await prisma.$transaction(async (tx) => {
-      const claimed = await claimDueReminder(txOf(tx), now);
+    const delivered = await db.transaction(async (tx) => {
+      const claimed = await claimDueReminder(tx, now);
       if (claimed === undefined) return false;
-      const reminder = await tx.reminder.findUniqueOrThrow({ where: { id: claimed } });
-      const bot = await tx.user.findFirst({
+      const reminder = await tx.prisma.reminder.findUniqueOrThrow({ where: { id: claimed } });
+      const bot = await tx.prisma.user.findFirst({
         where: { realm_id: reminder.realm_id, is_system_bot: true, is_active: true },
       });
       if (bot === null) {
-        await tx.reminder.update({ where: { id: reminder.id }, data: { failed: true } });
+        await tx.prisma.reminder.update({ where: { id: reminder.id }, data: { failed: true } });
         return true;
       }
-      const target = await tx.message.findUniqueOrThrow({
+      const target = await tx.prisma.message.findUniqueOrThrow({
         where: { id: reminder.message_id },
         include: { sender: { select: { full_name: true } } },
       });
@@ -149,7 +146,7 @@ export async function deliverDueReminders(
         { kind: "direct", userIds: [reminder.user_id] },
         reminderContent(reminder, target.sender.full_name, target.sender_id),
       );
-      await tx.reminder.update({
+      await tx.prisma.reminder.update({
         where: { id: reminder.id },
         data: { delivered: true, delivered_message_id: messageId },
       });

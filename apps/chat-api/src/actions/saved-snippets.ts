@@ -1,6 +1,8 @@
+import type { Tx } from "../db/kysely";
+import type { Database } from "../db/database";
 import { JsonableError, ResourceNotFoundError } from "@repo/envelope";
 import { checkCap } from "./caps";
-import type { Prisma, PrismaClient, SavedSnippet } from "../gen/prisma/client";
+import type { SavedSnippet } from "../gen/prisma/client";
 import { sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
 import { codePoints } from "../lib/text";
@@ -26,8 +28,8 @@ function checkField(name: "title" | "content", value: string, limit: number): vo
 }
 
 /** The user's snippets, oldest first (GET /saved_snippets and POST /register). */
-export async function listSavedSnippets(prisma: Prisma.TransactionClient, userId: number) {
-  const rows = await prisma.savedSnippet.findMany({
+export async function listSavedSnippets(tx: Tx, userId: number) {
+  const rows = await tx.prisma.savedSnippet.findMany({
     where: { user_id: userId },
     orderBy: { id: "asc" },
   });
@@ -36,7 +38,7 @@ export async function listSavedSnippets(prisma: Prisma.TransactionClient, userId
 
 /** Creates a snippet and sends `saved_snippets`/`add`; returns its id. */
 export async function doCreateSavedSnippet(
-  prisma: PrismaClient,
+  db: Database,
   user: AuthedUser,
   title: string,
   content: string,
@@ -44,10 +46,10 @@ export async function doCreateSavedSnippet(
 ): Promise<number> {
   checkField("title", title, MAX_SNIPPET_TITLE_LENGTH);
   checkField("content", content, MAX_SNIPPET_CONTENT_LENGTH);
-  return prisma.$transaction(async (tx) => {
-    const held = await tx.savedSnippet.count({ where: { user_id: user.id } });
+  return db.transaction(async (tx) => {
+    const held = await tx.prisma.savedSnippet.count({ where: { user_id: user.id } });
     checkCap(held, 1, cap, "saved snippets");
-    const snippet = await tx.savedSnippet.create({
+    const snippet = await tx.prisma.savedSnippet.create({
       data: { realm_id: user.realm_id, user_id: user.id, title, content },
     });
     await sendEvent(tx, [user.id], {
@@ -59,8 +61,8 @@ export async function doCreateSavedSnippet(
   });
 }
 
-async function ownSnippet(tx: Prisma.TransactionClient, userId: number, id: number) {
-  const snippet = await tx.savedSnippet.findFirst({ where: { id, user_id: userId } });
+async function ownSnippet(tx: Tx, userId: number, id: number) {
+  const snippet = await tx.prisma.savedSnippet.findFirst({ where: { id, user_id: userId } });
   if (snippet === null) throw new ResourceNotFoundError("Saved snippet does not exist.");
   return snippet;
 }
@@ -70,18 +72,18 @@ async function ownSnippet(tx: Prisma.TransactionClient, userId: number, id: numb
  * is a success that changes nothing; sends `saved_snippets`/`update`.
  */
 export async function doEditSavedSnippet(
-  prisma: PrismaClient,
+  db: Database,
   user: AuthedUser,
   id: number,
   changes: { title: string | undefined; content: string | undefined },
 ): Promise<void> {
-  await prisma.$transaction(async (tx) => {
+  await db.transaction(async (tx) => {
     await ownSnippet(tx, user.id, id);
     if (changes.title === undefined && changes.content === undefined) return;
     if (changes.title !== undefined) checkField("title", changes.title, MAX_SNIPPET_TITLE_LENGTH);
     if (changes.content !== undefined)
       checkField("content", changes.content, MAX_SNIPPET_CONTENT_LENGTH);
-    const snippet = await tx.savedSnippet.update({
+    const snippet = await tx.prisma.savedSnippet.update({
       where: { id },
       data: {
         ...(changes.title === undefined ? {} : { title: changes.title }),
@@ -98,13 +100,13 @@ export async function doEditSavedSnippet(
 
 /** DELETE /saved_snippets/{id}; sends `saved_snippets`/`remove`. */
 export async function doDeleteSavedSnippet(
-  prisma: PrismaClient,
+  db: Database,
   user: AuthedUser,
   id: number,
 ): Promise<void> {
-  await prisma.$transaction(async (tx) => {
+  await db.transaction(async (tx) => {
     await ownSnippet(tx, user.id, id);
-    await tx.savedSnippet.delete({ where: { id } });
+    await tx.prisma.savedSnippet.delete({ where: { id } });
     await sendEvent(tx, [user.id], { type: "saved_snippets", op: "remove", saved_snippet_id: id });
   });
 }

@@ -1,5 +1,7 @@
+import type { Tx } from "../db/kysely";
+import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
-import type { Channel, Prisma, PrismaClient } from "../gen/prisma/client";
+import type { Channel } from "../gen/prisma/client";
 import type { AuthedUser } from "../lib/auth";
 import { isAdministrator, isGuest } from "../lib/roles";
 import { type NewChannel, checkChannelName, createChannel } from "./create-channel";
@@ -34,13 +36,13 @@ export interface SubscribeResult {
  * channel's) or channel administration; administrators may do both anywhere.
  */
 export async function doSubscribe(
-  prisma: PrismaClient,
+  db: Database,
   user: AuthedUser,
   request: SubscribeRequest,
   options: { webPublicStreamsEnabled: boolean },
 ): Promise<SubscribeResult> {
   for (const { name } of request.channels) checkChannelName(name);
-  return prisma.$transaction(async (tx) => {
+  return db.transaction(async (tx) => {
     const targets = await resolvePrincipals(tx, user, request.principals);
     const result: SubscribeResult = { subscribed: {}, already_subscribed: {} };
     const unauthorized: string[] = [];
@@ -69,14 +71,14 @@ export async function doSubscribe(
         continue;
       }
       for (const target of targets) {
-        const current = await tx.subscription.findUnique({
+        const current = await tx.prisma.subscription.findUnique({
           where: { user_id_channel_id: { user_id: target, channel_id: existing.id } },
         });
         if (current?.active === true) {
           record(result.already_subscribed, target, existing.name);
           continue;
         }
-        await tx.subscription.upsert({
+        await tx.prisma.subscription.upsert({
           where: { user_id_channel_id: { user_id: target, channel_id: existing.id } },
           create: { user_id: target, channel_id: existing.id },
           update: { active: true },
@@ -90,7 +92,7 @@ export async function doSubscribe(
 
 /** The users `principals` names (ids or emails), active and of the caller's realm; else `No such user`. */
 async function resolvePrincipals(
-  tx: Prisma.TransactionClient,
+  tx: Tx,
   user: AuthedUser,
   principals: readonly (number | string)[] | undefined,
 ): Promise<number[]> {
@@ -103,7 +105,7 @@ async function resolvePrincipals(
 }
 
 async function maySubscribe(
-  tx: Prisma.TransactionClient,
+  tx: Tx,
   user: AuthedUser,
   channel: Channel,
   targets: readonly number[],
@@ -113,7 +115,7 @@ async function maySubscribe(
     groupId !== null && (await isGroupMember(tx, groupId, user.id, false));
   const others = targets.some((id) => id !== user.id);
   if (others) {
-    const realm = await tx.realm.findUniqueOrThrow({ where: { id: user.realm_id } });
+    const realm = await tx.prisma.realm.findUniqueOrThrow({ where: { id: user.realm_id } });
     return (
       (await inGroup(channel.can_add_subscribers_group_id)) ||
       (await inGroup(channel.can_administer_channel_group_id)) ||

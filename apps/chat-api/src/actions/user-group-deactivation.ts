@@ -1,5 +1,5 @@
+import type { Database } from "../db/database";
 import { ErrorCode, InsufficientPermissionError, JsonableError } from "@repo/envelope";
-import type { PrismaClient } from "../gen/prisma/client";
 import { CHANNEL_GROUP_SETTINGS } from "./channel-settings";
 import { GROUP_SETTINGS, isGroupMember } from "./user-groups";
 
@@ -31,17 +31,17 @@ type Objection =
  * else `CANNOT_DEACTIVATE_GROUP_IN_USE` with Zulip's objections.
  */
 export async function doDeactivateUserGroup(
-  prisma: PrismaClient,
+  db: Database,
   user: { id: number; realm_id: number },
   groupId: number,
 ): Promise<void> {
-  await prisma.$transaction(async (tx) => {
-    const group = await tx.userGroup.findFirst({
+  await db.transaction(async (tx) => {
+    const group = await tx.prisma.userGroup.findFirst({
       where: { id: groupId, realm_id: user.realm_id, name: { not: null } },
     });
     if (group === null) throw new JsonableError("Invalid user group");
     if (group.is_system_group) throw new InsufficientPermissionError();
-    const realm = await tx.realm.findUniqueOrThrow({ where: { id: user.realm_id } });
+    const realm = await tx.prisma.realm.findUniqueOrThrow({ where: { id: user.realm_id } });
     let manages = false;
     for (const granting of [realm.can_manage_all_groups_id, group.can_manage_group_id]) {
       if (granting !== null && (await isGroupMember(tx, granting, user.id, false))) manages = true;
@@ -49,7 +49,7 @@ export async function doDeactivateUserGroup(
     if (!manages) throw new InsufficientPermissionError();
     if (group.deactivated) throw new JsonableError("User group is already deactivated.");
 
-    const supergroups = await tx.userGroupSubgroup.findMany({
+    const supergroups = await tx.prisma.userGroupSubgroup.findMany({
       where: { subgroup_id: group.id },
       include: { supergroup: true },
     });
@@ -68,7 +68,7 @@ export async function doDeactivateUserGroup(
       uses.has(realm[`${name}_id`] ?? -1),
     );
     if (realmSettings.length > 0) objections.push({ type: "realm", settings: realmSettings });
-    const channels = await tx.channel.findMany({
+    const channels = await tx.prisma.channel.findMany({
       where: { realm_id: user.realm_id, is_archived: false },
       orderBy: { id: "asc" },
     });
@@ -77,7 +77,7 @@ export async function doDeactivateUserGroup(
       if (settings.length > 0)
         objections.push({ type: "channel", channel_id: channel.id, settings });
     }
-    const groups = await tx.userGroup.findMany({
+    const groups = await tx.prisma.userGroup.findMany({
       where: { realm_id: user.realm_id, name: { not: null }, deactivated: false },
       orderBy: { id: "asc" },
     });
@@ -94,6 +94,6 @@ export async function doDeactivateUserGroup(
         { objections },
       );
     }
-    await tx.userGroup.update({ where: { id: group.id }, data: { deactivated: true } });
+    await tx.prisma.userGroup.update({ where: { id: group.id }, data: { deactivated: true } });
   });
 }

@@ -1,12 +1,11 @@
+import type { Tx } from "../db/kysely";
+import type { Database } from "../db/database";
 import { InsufficientPermissionError, JsonableError } from "@repo/envelope";
 import { realmAudience, sendEvent } from "../events/queue";
-import type { Prisma, PrismaClient, UserGroup } from "../gen/prisma/client";
-import type { SqlSession } from "../db/sql";
-import { GROUP_MEMBERSHIP } from "../db/statements";
+import type { UserGroup } from "../gen/prisma/client";
 import { systemGroupIds } from "./realm-creation";
 import { type GroupSettingValue, readGroupSettings, storeGroupSetting } from "../lib/group-setting";
-import { txOf } from "../db/kysely";
-import { advisoryLock, withSubgroups } from "../db/queries/user-groups";
+import { advisoryLock, groupMembership, withSubgroups } from "../db/queries/user-groups";
 
 /**
  * Whether `userId` is a member of `groupId`: directly, or (unless `directOnly`)
@@ -15,39 +14,29 @@ import { advisoryLock, withSubgroups } from "../db/queries/user-groups";
  * (UNION drops groups already seen).
  */
 export async function isGroupMember(
-  prisma: Prisma.TransactionClient,
+  tx: Tx,
   groupId: number,
   userId: number,
   directOnly: boolean,
 ): Promise<boolean> {
-  const rows = await prisma.$queryRawUnsafe<{ member: boolean }[]>(
-    GROUP_MEMBERSHIP,
-    groupId,
-    null,
-    userId,
-    directOnly,
-  );
-  return rows[0]?.member === true;
+  return (await groupMembership(tx, groupId, null, userId, directOnly)).member;
 }
 
 /**
  * GET /user_groups/{id}/members/{user_id} in one statement: the group and the
  * user must be the realm's ("Invalid user group", then "No such user"; bots
  * can be asked about too, feature level 458), then membership as
- * {@link isGroupMember} decides it. A frequent call: raw SQL, no Prisma.
+ * {@link isGroupMember} decides it.
  */
-export async function groupMembership(
-  sql: SqlSession,
+export async function realmGroupMembership(
+  tx: Tx,
   realmId: number,
   groupId: number,
   userId: number,
   directOnly: boolean,
 ): Promise<boolean> {
-  const [row] = await sql.query<{ group_found: boolean; user_found: boolean; member: boolean }>(
-    GROUP_MEMBERSHIP,
-    [groupId, realmId, userId, directOnly],
-  );
-  if (row?.group_found !== true) throw new JsonableError("Invalid user group");
+  const row = await groupMembership(tx, groupId, realmId, userId, directOnly);
+  if (!row.group_found) throw new JsonableError("Invalid user group");
   if (!row.user_found) throw new JsonableError("No such user");
   return row.member;
 }
@@ -61,14 +50,14 @@ export type RealmPermission =
 
 /** Whether `userId` holds the realm permission `setting` (is in the group it names, at any depth). */
 export async function hasRealmPermission(
-  prisma: Prisma.TransactionClient,
+  tx: Tx,
   realmId: number,
   setting: RealmPermission,
   userId: number,
 ): Promise<boolean> {
-  const realm = await prisma.realm.findUniqueOrThrow({ where: { id: realmId } });
+  const realm = await tx.prisma.realm.findUniqueOrThrow({ where: { id: realmId } });
   const groupId = realm[setting];
-  return groupId !== null && isGroupMember(prisma, groupId, userId, false);
+  return groupId !== null && isGroupMember(tx, groupId, userId, false);
 }
 
 /** Which group setting grants the change (adding needs can_add_members_group, removing can_remove_members_group). */
@@ -81,23 +70,23 @@ type GroupPermission = "can_add_members_group_id" | "can_remove_members_group_id
  * Deactivated groups may still be changed (feature level 391).
  */
 async function accessGroupForUpdate(
-  prisma: PrismaClient,
+  db: Database,
   user: { id: number; realm_id: number },
   groupId: number,
   permission: GroupPermission,
 ): Promise<UserGroup> {
-  const group = await prisma.userGroup.findFirst({
+  const group = await db.prisma.userGroup.findFirst({
     where: { id: groupId, realm_id: user.realm_id, name: { not: null } },
   });
   if (group === null) throw new JsonableError("Invalid user group");
   if (group.is_system_group) throw new InsufficientPermissionError();
-  const realm = await prisma.realm.findUniqueOrThrow({ where: { id: user.realm_id } });
+  const realm = await db.prisma.realm.findUniqueOrThrow({ where: { id: user.realm_id } });
   for (const granting of [
     realm.can_manage_all_groups_id,
     group.can_manage_group_id,
     group[permission],
   ]) {
-    if (granting !== null && (await isGroupMember(prisma, granting, user.id, false))) return group;
+    if (granting !== null && (await isGroupMember(db, granting, user.id, false))) return group;
   }
   throw new InsufficientPermissionError();
 }
@@ -108,7 +97,7 @@ async function accessGroupForUpdate(
  * the whole graph, and removals of groups that are not subgroups.
  */
 export async function doUpdateSubgroups(
-  prisma: PrismaClient,
+  db: Database,
   user: { id: number; realm_id: number },
   groupId: number,
   add: readonly number[],
@@ -117,14 +106,14 @@ export async function doUpdateSubgroups(
   if (add.length === 0 && remove.length === 0) {
     throw new JsonableError('Nothing to do. Specify at least one of "add" or "delete".');
   }
-  if (add.length > 0) await accessGroupForUpdate(prisma, user, groupId, "can_add_members_group_id");
+  if (add.length > 0) await accessGroupForUpdate(db, user, groupId, "can_add_members_group_id");
   if (remove.length > 0)
-    await accessGroupForUpdate(prisma, user, groupId, "can_remove_members_group_id");
-  await prisma.$transaction(async (tx) => {
+    await accessGroupForUpdate(db, user, groupId, "can_remove_members_group_id");
+  await db.transaction(async (tx) => {
     // One change to a realm's group graph at a time, so two concurrent adds cannot close a cycle.
-    await advisoryLock(txOf(tx), SUBGROUP_LOCK, user.realm_id);
+    await advisoryLock(tx, SUBGROUP_LOCK, user.realm_id);
     if (add.length > 0) {
-      const found = await tx.userGroup.findMany({
+      const found = await tx.prisma.userGroup.findMany({
         where: {
           id: { in: [...add] },
           realm_id: user.realm_id,
@@ -136,19 +125,19 @@ export async function doUpdateSubgroups(
       const known = new Set(found.map((g) => g.id));
       const unknown = add.find((id) => !known.has(id));
       if (unknown !== undefined) throw new JsonableError(`Invalid user group ID: ${unknown}`);
-      const current = await tx.userGroupSubgroup.findMany({
+      const current = await tx.prisma.userGroupSubgroup.findMany({
         where: { supergroup_id: groupId },
         select: { subgroup_id: true },
       });
       const already = add.find((id) => current.some((c) => c.subgroup_id === id));
       if (already !== undefined)
         throw new JsonableError(`User group ${already} is already a subgroup of this group.`);
-      if ((await withSubgroups(txOf(tx), add)).includes(groupId)) {
+      if ((await withSubgroups(tx, add)).includes(groupId)) {
         throw new JsonableError(
           `User group ${groupId} is already a subgroup of one of the passed subgroups.`,
         );
       }
-      await tx.userGroupSubgroup.createMany({
+      await tx.prisma.userGroupSubgroup.createMany({
         data: [...new Set(add)].map((id) => ({ supergroup_id: groupId, subgroup_id: id })),
       });
       await sendEvent(tx, await realmAudience(tx, user.realm_id), {
@@ -159,14 +148,14 @@ export async function doUpdateSubgroups(
       });
     }
     if (remove.length > 0) {
-      const current = await tx.userGroupSubgroup.findMany({
+      const current = await tx.prisma.userGroupSubgroup.findMany({
         where: { supergroup_id: groupId },
         select: { subgroup_id: true },
       });
       const missing = remove.find((id) => !current.some((c) => c.subgroup_id === id));
       if (missing !== undefined)
         throw new JsonableError(`User group ${missing} is not a subgroup of this group.`);
-      await tx.userGroupSubgroup.deleteMany({
+      await tx.prisma.userGroupSubgroup.deleteMany({
         where: { supergroup_id: groupId, subgroup_id: { in: [...remove] } },
       });
       await sendEvent(tx, await realmAudience(tx, user.realm_id), {
@@ -211,25 +200,25 @@ export interface NewUserGroup {
  * everyone may mention it and leave it, nobody else may join or change members).
  */
 export async function doCreateUserGroup(
-  prisma: PrismaClient,
+  db: Database,
   user: { id: number; realm_id: number },
   group: NewUserGroup,
 ): Promise<number> {
-  if (!(await hasRealmPermission(prisma, user.realm_id, "can_create_groups_id", user.id)))
+  if (!(await hasRealmPermission(db, user.realm_id, "can_create_groups_id", user.id)))
     throw new InsufficientPermissionError();
-  return prisma.$transaction(async (tx) => {
-    const taken = await tx.userGroup.findFirst({
+  return db.transaction(async (tx) => {
+    const taken = await tx.prisma.userGroup.findFirst({
       where: { realm_id: user.realm_id, name: group.name },
     });
     if (taken !== null) throw new JsonableError(`User group '${group.name}' already exists.`);
     const members = [...new Set(group.members)];
-    const found = await tx.user.findMany({
+    const found = await tx.prisma.user.findMany({
       where: { id: { in: members }, realm_id: user.realm_id, is_active: true },
     });
     const unknownUser = members.find((id) => !found.some((u) => u.id === id));
     if (unknownUser !== undefined) throw new JsonableError(`Invalid user ID: ${unknownUser}`);
     const subgroups = [...new Set(group.subgroups)];
-    const groups = await tx.userGroup.findMany({
+    const groups = await tx.prisma.userGroup.findMany({
       where: {
         id: { in: subgroups },
         realm_id: user.realm_id,
@@ -257,7 +246,7 @@ export async function doCreateUserGroup(
         group.settings[name] ?? defaults[name],
       );
     }
-    const created = await tx.userGroup.create({
+    const created = await tx.prisma.userGroup.create({
       data: {
         realm_id: user.realm_id,
         name: group.name,
@@ -279,12 +268,8 @@ export async function doCreateUserGroup(
 }
 
 /** The realm's named groups as GET /user_groups describes them. */
-export async function listUserGroups(
-  prisma: Prisma.TransactionClient,
-  realmId: number,
-  includeDeactivated: boolean,
-) {
-  const rows = await prisma.userGroup.findMany({
+export async function listUserGroups(tx: Tx, realmId: number, includeDeactivated: boolean) {
+  const rows = await tx.prisma.userGroup.findMany({
     where: {
       realm_id: realmId,
       name: { not: null },
@@ -294,20 +279,20 @@ export async function listUserGroups(
     orderBy: { id: "asc" },
   });
   return userGroupViews(
-    prisma,
+    tx,
     rows.map((r) => r.id),
   );
 }
 
 /** Groups as GET /user_groups and the `user_group` events describe them, in id order. */
-export async function userGroupViews(prisma: Prisma.TransactionClient, ids: readonly number[]) {
-  const groups = await prisma.userGroup.findMany({
+export async function userGroupViews(tx: Tx, ids: readonly number[]) {
+  const groups = await tx.prisma.userGroup.findMany({
     where: { id: { in: [...ids] } },
     include: { members: { where: { user: { is_active: true } } }, subgroups: true },
     orderBy: { id: "asc" },
   });
   const values = await readGroupSettings(
-    prisma,
+    tx,
     groups.flatMap((g) => GROUP_SETTINGS.map((name) => g[`${name}_id`] ?? -1)),
   );
   return groups.map((g) => {

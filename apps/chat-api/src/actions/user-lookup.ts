@@ -1,5 +1,5 @@
+import type { Tx } from "../db/kysely";
 import { JsonableError } from "@repo/envelope";
-import type { Prisma } from "../gen/prisma/client";
 
 /** Most distinct users one request may name (direct message recipients, principals). */
 export const MAX_USERS_PER_REQUEST = 1000;
@@ -19,7 +19,7 @@ export interface FoundUser {
  * references are refused before any lookup.
  */
 export async function findUsers(
-  prisma: Prisma.TransactionClient,
+  tx: Tx,
   realmId: number,
   refs: readonly (number | string)[],
   missing: (ref: number | string) => never,
@@ -29,7 +29,7 @@ export async function findUsers(
     throw new JsonableError(`Too many users (limit: ${String(MAX_USERS_PER_REQUEST)})`);
   const ids = keys.filter((k): k is number => typeof k === "number");
   const emails = keys.filter((k): k is string => typeof k === "string");
-  const rows = await prisma.user.findMany({
+  const rows = await tx.prisma.user.findMany({
     where: {
       realm_id: realmId,
       OR: [

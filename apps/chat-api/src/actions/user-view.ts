@@ -1,5 +1,6 @@
+import type { Database } from "../db/database";
 import { createHash } from "node:crypto";
-import type { CustomProfileFieldValue, PrismaClient, User } from "../gen/prisma/client";
+import type { CustomProfileFieldValue, User } from "../gen/prisma/client";
 import type { AuthedUser } from "../lib/auth";
 import { isAdministrator, isGuest, isOwner } from "../lib/roles";
 
@@ -70,14 +71,14 @@ export function userView(
 
 /** GET /users/me: the user's own dictionary, without bot fields, with `max_message_id`. */
 export async function ownUser(
-  prisma: PrismaClient,
+  db: Database,
   userId: number,
 ): Promise<Omit<UserView, "bot_type" | "bot_owner_id"> & { max_message_id: number }> {
-  const row = await prisma.user.findUniqueOrThrow({
+  const row = await db.prisma.user.findUniqueOrThrow({
     where: { id: userId },
     include: { custom_profile_values: true },
   });
-  const newest = await prisma.userMessage.findFirst({
+  const newest = await db.prisma.userMessage.findFirst({
     where: { user_id: userId },
     orderBy: { message_id: "desc" },
     select: { message_id: true },
@@ -93,12 +94,12 @@ export async function ownUser(
 
 /** GET /users: every user of the realm as `viewer` may see them, by id. */
 export async function listUsers(
-  prisma: PrismaClient,
+  db: Database,
   realmId: number,
   viewer: AuthedUser,
   options: { clientGravatar: boolean; customProfileFields: boolean },
 ): Promise<UserView[]> {
-  const rows = await prisma.user.findMany({
+  const rows = await db.prisma.user.findMany({
     where: { realm_id: realmId },
     include: { custom_profile_values: options.customProfileFields },
     orderBy: { id: "asc" },

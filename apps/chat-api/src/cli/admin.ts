@@ -15,7 +15,6 @@ import { Role } from "../lib/roles";
 import type { Database } from "../db/database";
 import { CacheBus } from "../lib/cache-bus";
 import { isProduction, loadConfig } from "../lib/config";
-import { txOf } from "../db/kysely";
 import { accountByDeliveryEmail, addressTaken } from "../db/queries/users";
 
 /** A mistake in the command line: usage is printed, exit code 2. */
@@ -66,13 +65,13 @@ async function realmId(db: Database, subdomain: string): Promise<number> {
 
 async function userId(db: Database, subdomain: string, email: string): Promise<number> {
   const id = await realmId(db, subdomain);
-  const row = await accountByDeliveryEmail(txOf(db.prisma), id, email);
+  const row = await accountByDeliveryEmail(db, id, email);
   if (row === undefined) throw new CommandError(`no user ${email} in realm "${subdomain}"`);
   return row.id;
 }
 
 async function emailFree(db: Database, realm: number, email: string): Promise<void> {
-  if (await addressTaken(txOf(db.prisma), realm, email))
+  if (await addressTaken(db, realm, email))
     throw new CommandError(`${email} is already taken in this realm`);
 }
 
@@ -107,7 +106,7 @@ const commands: Record<string, Command> = {
         throw new CommandError(`a realm with subdomain "${subdomain}" already exists`);
       }
       const description = typeof values.description === "string" ? values.description : "";
-      const { realmId: id } = await db.prisma.$transaction((tx) =>
+      const { realmId: id } = await db.transaction((tx) =>
         createRealm(tx, { subdomain, name, description }),
       );
       return `created realm ${id} "${name}" (subdomain "${subdomain}")`;
@@ -131,7 +130,7 @@ const commands: Record<string, Command> = {
       if (role === undefined)
         throw new UsageError(`--role must be one of ${Object.keys(ROLES).join(", ")}`);
       await emailFree(db, realm, email);
-      const user = await db.prisma.$transaction((tx) =>
+      const user = await db.transaction((tx) =>
         createAccount(tx, { realmId: realm, email, fullName: required(values, "name"), role }),
       );
       return `created user ${user.id} ${email} (${roleName}); API key: ${user.apiKey}`;
@@ -152,7 +151,7 @@ const commands: Record<string, Command> = {
       const email = validEmail(required(values, "email"));
       const owner = await userId(db, subdomain, required(values, "owner"));
       await emailFree(db, realm, email);
-      const bot = await db.prisma.$transaction((tx) =>
+      const bot = await db.transaction((tx) =>
         createAccount(tx, {
           realmId: realm,
           email,

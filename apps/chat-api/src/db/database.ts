@@ -1,10 +1,21 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { mkdir } from "node:fs/promises";
-import { PGlite } from "@electric-sql/pglite";
+import { PGlite, type Transaction } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
-import { Pool } from "pg";
+import type { Kysely } from "kysely";
+import { Pool, type PoolClient } from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
+import type { DB } from "../gen/kysely/tables";
 import { PrismaClient } from "../gen/prisma/client";
-import { type SqlRunner, pgRunner, pgliteRunner } from "./sql";
+import { type Tx, kyselyOver, txOn } from "./kysely";
+import {
+  type SqlRunner,
+  type SqlSession,
+  pgRunner,
+  pgSession,
+  pgliteRunner,
+  pgliteSession,
+} from "./sql";
 
 /** How long to wait for a new PostgreSQL connection before failing the query. */
 const CONNECT_TIMEOUT_MS = 5000;
@@ -31,17 +42,89 @@ export type DatabaseConfig =
       sharedBuffers?: string;
     };
 
-/** An open database: Prisma for the application, raw SQL for the rest. */
-export interface Database {
+/** Options of one transaction. */
+export interface TransactionOptions {
+  /** Longest run before it is rolled back (default 5 s; the demo seed needs more). */
+  timeout?: number;
+}
+
+/**
+ * An open database. As a `Tx` it runs statements outside any transaction
+ * (`prisma`, `q`); `transaction` runs work in one. Actions take a `Database`
+ * when they open a transaction, a `Tx` when they run inside one (or need none).
+ */
+export interface Database extends Tx {
   readonly kind: DatabaseConfig["kind"];
   readonly prisma: PrismaClient;
+  readonly q: Kysely<DB>;
+  /** Raw SQL for what is not data: migrations, advisory locks, LISTEN/NOTIFY, readiness. */
   readonly sql: SqlRunner;
+  /**
+   * Runs `work` in one transaction (Prisma's and Kysely's statements on the
+   * same connection): committed when it resolves, rolled back when it throws.
+   */
+  transaction<T>(work: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** Whether the database answers (for `/readyz`). */
   ping(): Promise<boolean>;
   /** Connection pool figures for metrics (PGlite: one connection). */
   poolStats(): { total: number; idle: number; waiting: number };
   /** Closes the connections; later calls wait for the first. */
   close(): Promise<void>;
+}
+
+/**
+ * How `transaction` learns the connection Prisma's transaction holds: the
+ * drivers below note it, in the async context of the `$transaction` call, on
+ * the first connection taken there (Prisma's adapters take it before BEGIN).
+ */
+interface Opening {
+  session?: SqlSession;
+  taken?: true;
+}
+const opening = new AsyncLocalStorage<Opening>();
+
+/** The opening transaction in this async context that has not taken its connection yet. */
+function untakenOpening(): Opening | undefined {
+  const current = opening.getStore();
+  if (current === undefined || current.taken) return undefined;
+  current.taken = true;
+  return current;
+}
+
+/** node-postgres's pool, noting the connection a transaction of `Database.transaction` takes. */
+class TransactionPool extends Pool {
+  override connect(): Promise<PoolClient>;
+  override connect(
+    callback: (err: Error | undefined, client: PoolClient | undefined, done: () => void) => void,
+  ): void;
+  override connect(
+    callback?: (err: Error | undefined, client: PoolClient | undefined, done: () => void) => void,
+  ): Promise<PoolClient> | void {
+    // The pool's own queries connect with a callback.
+    if (callback !== undefined) {
+      super.connect(callback);
+      return;
+    }
+    const current = untakenOpening();
+    const connected = super.connect();
+    if (current === undefined) return connected;
+    return connected.then((client) => {
+      current.session = pgSession(client);
+      return client;
+    });
+  }
+}
+
+/** PGlite, noting the transaction `Database.transaction` opens (its one connection, held). */
+class TransactionPGlite extends PGlite {
+  override transaction<T>(callback: (tx: Transaction) => Promise<T>): Promise<T> {
+    const current = untakenOpening();
+    if (current === undefined) return super.transaction(callback);
+    return super.transaction((tx) => {
+      current.session = pgliteSession(tx);
+      return callback(tx);
+    });
+  }
 }
 
 /** Opens the database that `config` names; every entry point and test goes through here. */
@@ -51,7 +134,7 @@ export async function createDatabase(
 ): Promise<Database> {
   if (config.kind === "postgres") {
     const { schema } = config;
-    const pool = new Pool({
+    const pool = new TransactionPool({
       connectionString: config.url,
       max: config.poolSize ?? 10,
       // A database that does not answer fails requests (503) instead of holding them.
@@ -78,7 +161,7 @@ export async function createDatabase(
     return wrap("postgres", prisma, sql, end, stats);
   }
   if (config.dataDir !== undefined) await mkdir(config.dataDir, { recursive: true });
-  const db = new PGlite(config.dataDir, {
+  const db = new TransactionPGlite(config.dataDir, {
     startParams: [
       ...PGlite.defaultStartParams,
       ...(config.sharedBuffers === undefined
@@ -105,11 +188,23 @@ function wrap(
   poolStats: Database["poolStats"],
 ): Database {
   let closing: Promise<void> | undefined;
+  const q = kyselyOver(sql);
   return {
     kind,
     prisma,
+    q,
     sql,
     poolStats,
+    transaction(work, options) {
+      const current: Opening = {};
+      return opening.run(current, () =>
+        prisma.$transaction((tx) => {
+          if (current.session === undefined)
+            throw new Error("the transaction's connection was not noted");
+          return work(txOn(tx, current.session));
+        }, options),
+      );
+    },
     async ping() {
       try {
         await sql.query("SELECT 1");

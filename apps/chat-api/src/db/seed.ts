@@ -1,4 +1,4 @@
-import type { PrismaClient } from "../gen/prisma/client";
+import type { Database } from "./database";
 import { createAccount } from "../actions/accounts";
 import { createRealm, defaultChannelGroups } from "../actions/realm-creation";
 import { renderPlainText } from "../lib/render";
@@ -25,8 +25,8 @@ const TOPICS = ["greetings", "plans", "castle", "weather", "rehearsal"];
  * and bots, channels, a group, linkifiers, profile fields and 50 messages that
  * othello and cordelia have not read. API keys are random per database.
  */
-export async function seedDemoRealm(prisma: PrismaClient): Promise<void> {
-  await prisma.$transaction(
+export async function seedDemoRealm(db: Database): Promise<void> {
+  await db.transaction(
     async (tx) => {
       const { realmId, groups } = await createRealm(tx, {
         subdomain: "",
@@ -59,7 +59,7 @@ export async function seedDemoRealm(prisma: PrismaClient): Promise<void> {
 
       const channelGroups = defaultChannelGroups(groups);
       const channel = (name: string, description: string, invite_only = false) =>
-        tx.channel.create({
+        tx.prisma.channel.create({
           data: {
             realm_id: realmId,
             name,
@@ -76,7 +76,7 @@ export async function seedDemoRealm(prisma: PrismaClient): Promise<void> {
       const denmark = await channel("Denmark", "Something is rotten in the state of Denmark.");
       const scotland = await channel("Scotland", "The Scottish play.");
       const coreTeam = await channel("core team", "A private channel for the core team.", true);
-      await tx.realm.update({
+      await tx.prisma.realm.update({
         where: { id: realmId },
         data: { new_stream_announcements_stream_id: verona.id },
       });
@@ -88,13 +88,13 @@ export async function seedDemoRealm(prisma: PrismaClient): Promise<void> {
         [scotland.id, humans],
         [coreTeam.id, [id("desdemona"), id("iago"), id("hamlet")]],
       ]);
-      await tx.subscription.createMany({
+      await tx.prisma.subscription.createMany({
         data: [...members].flatMap(([channel_id, users]) =>
           users.map((user_id) => ({ user_id, channel_id })),
         ),
       });
 
-      const named = await tx.userGroup.create({
+      const named = await tx.prisma.userGroup.create({
         data: {
           realm_id: realmId,
           name: "hamletcharacters",
@@ -108,11 +108,11 @@ export async function seedDemoRealm(prisma: PrismaClient): Promise<void> {
           can_remove_members_group_id: groups["role:nobody"],
         },
       });
-      await tx.userGroupMember.createMany({
+      await tx.prisma.userGroupMember.createMany({
         data: [id("hamlet"), id("cordelia")].map((user_id) => ({ group_id: named.id, user_id })),
       });
 
-      await tx.linkifier.createMany({
+      await tx.prisma.linkifier.createMany({
         data: [
           {
             realm_id: realmId,
@@ -128,7 +128,7 @@ export async function seedDemoRealm(prisma: PrismaClient): Promise<void> {
           },
         ],
       });
-      await tx.customProfileField.createMany({
+      await tx.prisma.customProfileField.createMany({
         data: [
           {
             realm_id: realmId,
@@ -163,7 +163,7 @@ export async function seedDemoRealm(prisma: PrismaClient): Promise<void> {
         const sender = id(senders[n % senders.length] ?? "desdemona");
         const target = publicChannels[n % publicChannels.length] ?? verona;
         const content = `Message ${n + 1} of the demo, about ${TOPICS[n % TOPICS.length] ?? "greetings"}.`;
-        const message = await tx.message.create({
+        const message = await tx.prisma.message.create({
           data: {
             realm_id: realmId,
             sender_id: sender,
@@ -175,7 +175,7 @@ export async function seedDemoRealm(prisma: PrismaClient): Promise<void> {
           },
         });
         const unreadFor = new Set([id("othello"), id("cordelia")]);
-        await tx.userMessage.createMany({
+        await tx.prisma.userMessage.createMany({
           data: (members.get(target.id) ?? []).map((user_id) => ({
             user_id,
             message_id: message.id,

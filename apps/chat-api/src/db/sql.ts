@@ -1,19 +1,28 @@
-import type { PGlite } from "@electric-sql/pglite";
+import type { PGlite, Transaction } from "@electric-sql/pglite";
 import type { Pool, PoolClient } from "pg";
 
 /** A row of a raw query. */
 export type Row = Record<string, unknown>;
 
+/** What one statement gave: its rows, and how many rows it wrote. */
+export interface Outcome {
+  rows: Row[];
+  affected: number;
+}
+
 /** One connection, held for a sequence of statements (a transaction, an advisory lock). */
 export interface SqlSession {
   query<T extends Row = Row>(text: string, params?: readonly unknown[]): Promise<T[]>;
+  /** One statement, with the count of rows it wrote (what Kysely's driver needs). */
+  run(text: string, params: readonly unknown[]): Promise<Outcome>;
   /** Runs a script of several statements (a migration file). */
   exec(script: string): Promise<void>;
 }
 
 /**
- * Raw SQL beside Prisma, for what Prisma does not do: migrations, advisory
- * locks, LISTEN/NOTIFY and readiness checks. Both drivers speak PostgreSQL.
+ * The drivers beside Prisma's adapters, over the same pool or PGlite: Kysely's
+ * statements run on their sessions (src/db/kysely.ts); raw SQL text only for
+ * migrations, LISTEN and readiness checks. Both drivers speak PostgreSQL.
  */
 export interface SqlRunner extends SqlSession {
   /** Runs `work` on one connection of its own. */
@@ -43,10 +52,15 @@ function quoteIdentifier(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }
 
-function sessionOf(client: Pool | PoolClient): SqlSession {
+/** The session of a node-postgres pool (a connection per statement) or of one of its connections. */
+export function pgSession(client: Pool | PoolClient): SqlSession {
   return {
     async query<T extends Row>(text: string, params: readonly unknown[] = []) {
       return (await client.query<T>(text, [...params])).rows;
+    },
+    async run(text, params) {
+      const result = await client.query<Row>(text, [...params]);
+      return { rows: result.rows, affected: result.rowCount ?? 0 };
     },
     async exec(script) {
       await client.query(script);
@@ -64,11 +78,11 @@ export function pgRunner(
 ): SqlRunner & { stopListening(): Promise<void> } {
   const listeners = new Set<() => Promise<void>>();
   return {
-    ...sessionOf(pool),
+    ...pgSession(pool),
     async withSession(work) {
       const client = await pool.connect();
       try {
-        return await work(sessionOf(client));
+        return await work(pgSession(client));
       } finally {
         client.release();
       }
@@ -78,7 +92,7 @@ export function pgRunner(
       let broken: Error | undefined;
       try {
         await client.query("BEGIN");
-        const result = await work(sessionOf(client));
+        const result = await work(pgSession(client));
         await client.query("COMMIT");
         return result;
       } catch (error) {
@@ -153,35 +167,34 @@ export function pgRunner(
   };
 }
 
+/** The session of an embedded PGlite database or of one of its transactions. */
+export function pgliteSession(db: PGlite | Transaction): SqlSession {
+  return {
+    async query<T extends Row>(text: string, params: readonly unknown[] = []) {
+      return (await db.query<T>(text, [...params])).rows;
+    },
+    async run(text, params) {
+      const result = await db.query<Row>(text, [...params]);
+      return { rows: result.rows, affected: result.affectedRows ?? 0 };
+    },
+    async exec(script) {
+      await db.exec(script);
+    },
+  };
+}
+
 /**
  * Raw SQL over an embedded PGlite database (one connection, shared with Prisma).
  * `stopListening` ends every LISTEN: PGlite does not close while one is active.
  */
 export function pgliteRunner(db: PGlite): SqlRunner & { stopListening(): Promise<void> } {
   const listeners = new Set<() => Promise<void>>();
-  const session: SqlSession = {
-    async query<T extends Row>(text: string, params: readonly unknown[] = []) {
-      return (await db.query<T>(text, [...params])).rows;
-    },
-    async exec(script) {
-      await db.exec(script);
-    },
-  };
+  const session = pgliteSession(db);
   return {
     ...session,
     withSession: (work) => work(session),
     // PGlite runs nothing else (Prisma included) while a transaction holds its one connection.
-    transaction: (work) =>
-      db.transaction((tx) =>
-        work({
-          async query<T extends Row>(text: string, params: readonly unknown[] = []) {
-            return (await tx.query<T>(text, [...params])).rows;
-          },
-          async exec(script) {
-            await tx.exec(script);
-          },
-        }),
-      ),
+    transaction: (work) => db.transaction((tx) => work(pgliteSession(tx))),
     async listen(channel, onMessage) {
       const unlisten = await db.listen(channel, onMessage);
       const stop = async (): Promise<void> => {

@@ -1,4 +1,4 @@
-import type { Database } from "../db/database";
+import type { Tx } from "../db/kysely";
 import type { Realm } from "../gen/prisma/client";
 import { listDrafts } from "../actions/drafts";
 import { legacyPresence, realmPresences } from "../actions/presence";
@@ -24,7 +24,7 @@ export interface StateRequest {
  * changes later reaches the client as an event.
  */
 export async function fetchInitialState(
-  db: Pick<Database, "prisma" | "sql">,
+  db: Tx,
   realm: Realm,
   user: AuthedUser,
   request: StateRequest,
@@ -33,10 +33,10 @@ export async function fetchInitialState(
   const wants = (type: string) => wanted === undefined || wanted.includes(type);
   const state: Record<string, unknown> = {};
   if (wants("custom_profile_fields"))
-    state.custom_profile_fields = await listProfileFields(db.prisma, realm.id);
+    state.custom_profile_fields = await listProfileFields(db, realm.id);
   if (wants("drafts")) {
     const row = await db.prisma.user.findUniqueOrThrow({ where: { id: user.id } });
-    state.drafts = row.enable_drafts_synchronization ? await listDrafts(db.prisma, user.id) : [];
+    state.drafts = row.enable_drafts_synchronization ? await listDrafts(db, user.id) : [];
   }
   if (wants("presence")) {
     const rows = await realmPresences(db, user, {
@@ -50,10 +50,10 @@ export async function fetchInitialState(
     );
     state.server_timestamp = Date.now() / 1000;
   }
-  if (wants("realm_linkifiers")) state.realm_linkifiers = await listLinkifiers(db.prisma, realm.id);
+  if (wants("realm_linkifiers")) state.realm_linkifiers = await listLinkifiers(db, realm.id);
   if (wants("realm_user_groups"))
-    state.realm_user_groups = await listUserGroups(db.prisma, realm.id, true);
-  if (wants("saved_snippets")) state.saved_snippets = await listSavedSnippets(db.prisma, user.id);
+    state.realm_user_groups = await listUserGroups(db, realm.id, true);
+  if (wants("saved_snippets")) state.saved_snippets = await listSavedSnippets(db, user.id);
   if (wants("user_topic")) {
     const topics = await db.prisma.userTopic.findMany({
       where: { user_id: user.id },

@@ -1,12 +1,11 @@
+import type { Tx } from "../db/kysely";
+import type { Database } from "../db/database";
 import { randomUUID } from "node:crypto";
 import { BadEventQueueIdError, JsonableError } from "@repo/envelope";
-import type { SqlSession } from "../db/sql";
-import { SEND_EVENT } from "../db/statements";
-import type { Prisma, PrismaClient } from "../gen/prisma/client";
+import type { Prisma } from "../gen/prisma/client";
 import { EVENTS_CHANNEL, type EventHub } from "./hub";
-import { txOf } from "../db/kysely";
 import { lockUser } from "../db/queries/users";
-import { writeHeartbeat } from "../db/queries/events";
+import { writeEvent, writeHeartbeat } from "../db/queries/events";
 
 /** An event as clients receive it (`id` is added per queue when it is read). */
 export interface ChatEvent {
@@ -16,28 +15,23 @@ export interface ChatEvent {
 
 /**
  * Writes `event` to every queue of `userIds` that asked for its type, inside
- * the transaction `tx` (Prisma's, or a raw SQL one) that makes the change it describes: the change and
+ * the transaction `tx` that makes the change it describes: the change and
  * its events commit together or not at all. Each queue numbers its events
  * (its `last_event_id` counter, row-locked by the UPDATE); the NOTIFY of each
  * queue id goes out on commit and wakes its long-polls on every replica.
  */
 export async function sendEvent(
-  tx: Prisma.TransactionClient | SqlSession,
+  tx: Tx,
   userIds: readonly number[],
   event: ChatEvent,
 ): Promise<void> {
   if (userIds.length === 0) return;
-  const params = [[...userIds], event.type, JSON.stringify(event), EVENTS_CHANNEL];
-  if ("query" in tx) await tx.query(SEND_EVENT, params);
-  else await tx.$executeRawUnsafe(SEND_EVENT, ...params);
+  await writeEvent(tx, userIds, event.type, JSON.stringify(event), EVENTS_CHANNEL);
 }
 
 /** The active users of a realm: the audience of realm-wide events. */
-export async function realmAudience(
-  tx: Prisma.TransactionClient,
-  realmId: number,
-): Promise<number[]> {
-  const rows = await tx.user.findMany({
+export async function realmAudience(tx: Tx, realmId: number): Promise<number[]> {
+  const rows = await tx.prisma.user.findMany({
     where: { realm_id: realmId, is_active: true },
     select: { id: true },
   });
@@ -64,24 +58,24 @@ export interface NewQueue {
 
 /** Creates an event queue for `user` (collecting its oldest past the cap); returns its id. */
 export async function createQueue(
-  prisma: PrismaClient,
+  db: Database,
   user: { id: number; realm_id: number },
   queue: NewQueue,
 ): Promise<string> {
   const id = randomUUID();
-  await prisma.$transaction(async (tx) => {
+  await db.transaction(async (tx) => {
     // One registration at a time per user, so that concurrent ones cannot pass the cap
     // (NO KEY UPDATE: rows that merely reference the user, such as new messages, do not wait).
-    await lockUser(txOf(tx), user.id);
-    const excess = await tx.eventQueue.findMany({
+    await lockUser(tx, user.id);
+    const excess = await tx.prisma.eventQueue.findMany({
       where: { user_id: user.id },
       orderBy: [{ last_poll_time: "desc" }, { date_created: "desc" }],
       skip: queue.maxPerUser - 1,
       select: { id: true },
     });
     if (excess.length > 0)
-      await tx.eventQueue.deleteMany({ where: { id: { in: excess.map((q) => q.id) } } });
-    await tx.eventQueue.create({
+      await tx.prisma.eventQueue.deleteMany({ where: { id: { in: excess.map((q) => q.id) } } });
+    await tx.prisma.eventQueue.create({
       data: {
         id,
         user_id: user.id,
@@ -96,12 +90,8 @@ export async function createQueue(
 }
 
 /** Deletes one of `userId`'s queues; else `BAD_EVENT_QUEUE_ID`. */
-export async function deleteQueue(
-  prisma: PrismaClient,
-  userId: number,
-  queueId: string,
-): Promise<void> {
-  const { count } = await prisma.eventQueue.deleteMany({
+export async function deleteQueue(db: Database, userId: number, queueId: string): Promise<void> {
+  const { count } = await db.prisma.eventQueue.deleteMany({
     where: { id: queueId, user_id: userId },
   });
   if (count === 0) throw badQueue(queueId);
@@ -124,23 +114,25 @@ export interface Poll {
  * `heartbeatMs` without any, writes and answers a heartbeat event.
  */
 export async function pollEvents(
-  prisma: PrismaClient,
+  db: Database,
   hub: EventHub,
   userId: number,
   poll: Poll,
 ): Promise<ChatEvent[]> {
   const { queueId } = poll;
   const after = poll.lastEventId ?? -1;
-  const touched = await prisma.eventQueue.updateMany({
+  const touched = await db.prisma.eventQueue.updateMany({
     where: { id: queueId, user_id: userId },
     data: { last_poll_time: new Date() },
   });
   if (touched.count === 0) throw badQueue(queueId);
   if (poll.lastEventId !== undefined) {
-    await prisma.event.deleteMany({ where: { queue_id: queueId, id: { lte: poll.lastEventId } } });
+    await db.prisma.event.deleteMany({
+      where: { queue_id: queueId, id: { lte: poll.lastEventId } },
+    });
   }
   const read = async (): Promise<ChatEvent[]> => {
-    const rows = await prisma.event.findMany({
+    const rows = await db.prisma.event.findMany({
       where: { queue_id: queueId, id: { gt: after } },
       orderBy: { id: "asc" },
     });
@@ -159,19 +151,24 @@ export async function pollEvents(
     if (woken) continue;
     watch.cancel();
     if (poll.signal?.aborted === true || hub.stopping) return [];
-    await prisma.$transaction(async (tx) => {
-      const queue = await tx.eventQueue.findFirst({ where: { id: queueId, user_id: userId } });
+    await db.transaction(async (tx) => {
+      const queue = await tx.prisma.eventQueue.findFirst({
+        where: { id: queueId, user_id: userId },
+      });
       if (queue === null) throw badQueue(queueId);
-      await tx.eventQueue.update({ where: { id: queueId }, data: { last_poll_time: new Date() } });
-      await writeHeartbeat(txOf(tx), queueId);
+      await tx.prisma.eventQueue.update({
+        where: { id: queueId },
+        data: { last_poll_time: new Date() },
+      });
+      await writeHeartbeat(tx, queueId);
     });
     return read();
   }
 }
 
 /** Deletes the queues nobody polled for `timeoutMs`, with their events; returns how many. */
-export async function collectIdleQueues(prisma: PrismaClient, timeoutMs: number): Promise<number> {
-  const { count } = await prisma.eventQueue.deleteMany({
+export async function collectIdleQueues(db: Database, timeoutMs: number): Promise<number> {
+  const { count } = await db.prisma.eventQueue.deleteMany({
     where: { last_poll_time: { lt: new Date(Date.now() - timeoutMs) } },
   });
   return count;

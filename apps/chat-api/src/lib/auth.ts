@@ -1,7 +1,7 @@
+import type { Database } from "../db/database";
 import { timingSafeEqual } from "node:crypto";
 import { UnauthorizedError, JsonableError } from "@repo/envelope";
 import { LRUCache } from "lru-cache";
-import type { PrismaClient } from "../gen/prisma/client";
 import type { CacheChange, Invalidatable } from "./cache-bus";
 import type { RealmContext } from "./realms";
 
@@ -46,7 +46,7 @@ export class AuthCache implements Invalidatable {
   /** Bumped by every invalidation: a lookup that began before one does not fill the cache. */
   private generation = 0;
 
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(private readonly db: Database) {}
 
   /** The user that owns `apiKey`, or undefined. */
   async lookup(apiKey: string): Promise<AuthedUser | undefined> {
@@ -63,7 +63,7 @@ export class AuthCache implements Invalidatable {
 
   private async load(apiKey: string): Promise<Cached | undefined> {
     const generation = this.generation;
-    const row = await this.prisma.user.findUnique({
+    const row = await this.db.prisma.user.findUnique({
       where: { api_key: apiKey },
       include: { realm: { select: { deactivated: true } } },
     });

@@ -1,7 +1,6 @@
+import type { Tx } from "../db/kysely";
 import type { Logger } from "pino";
-import type { Prisma } from "../gen/prisma/client";
 import type { SqlRunner } from "../db/sql";
-import { txOf } from "../db/kysely";
 import { notify } from "../db/queries/events";
 
 /** What changed, so every replica can drop what it cached about it. */
@@ -65,8 +64,8 @@ export class CacheBus {
   }
 
   /** Announces `change` inside transaction `tx`; call {@link apply} after it commits. */
-  async announce(tx: Prisma.TransactionClient, change: CacheChange): Promise<void> {
-    await notify(txOf(tx), CACHE_CHANNEL, JSON.stringify(change));
+  async announce(tx: Tx, change: CacheChange): Promise<void> {
+    await notify(tx, CACHE_CHANNEL, JSON.stringify(change));
   }
 
   /** Drops what this replica cached about `change`. */

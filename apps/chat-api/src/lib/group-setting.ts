@@ -1,6 +1,6 @@
+import type { Tx } from "../db/kysely";
 import { JsonableError } from "@repo/envelope";
 import { z } from "zod";
-import type { Prisma } from "../gen/prisma/client";
 import { json } from "./params";
 
 /** A group-setting value on the wire: a group id, or a set of users and groups (stored as an anonymous group). */
@@ -23,25 +23,25 @@ export function groupSettingParam() {
  * subgroup itself when the set is exactly one subgroup and no users, as Zulip does.
  */
 export async function storeGroupSetting(
-  tx: Prisma.TransactionClient,
+  tx: Tx,
   realmId: number,
   value: GroupSettingValue,
 ): Promise<number> {
   if (typeof value === "number") {
-    const group = await tx.userGroup.findFirst({
+    const group = await tx.prisma.userGroup.findFirst({
       where: { id: value, realm_id: realmId, name: { not: null } },
     });
     if (group === null) throw new JsonableError("Invalid user group");
     return group.id;
   }
   const subgroupIds = [...new Set(value.direct_subgroups)];
-  const subgroups = await tx.userGroup.findMany({
+  const subgroups = await tx.prisma.userGroup.findMany({
     where: { id: { in: subgroupIds }, realm_id: realmId, name: { not: null } },
   });
   const unknownGroup = subgroupIds.find((id) => !subgroups.some((g) => g.id === id));
   if (unknownGroup !== undefined) throw new JsonableError(`Invalid user group ID: ${unknownGroup}`);
   const memberIds = [...new Set(value.direct_members)];
-  const users = await tx.user.findMany({
+  const users = await tx.prisma.user.findMany({
     where: { id: { in: memberIds }, realm_id: realmId },
     select: { id: true, is_active: true },
   });
@@ -50,7 +50,7 @@ export async function storeGroupSetting(
   const active = users.filter((u) => u.is_active).map((u) => u.id);
   const only = subgroupIds[0];
   if (active.length === 0 && subgroupIds.length === 1 && only !== undefined) return only;
-  const anonymous = await tx.userGroup.create({
+  const anonymous = await tx.prisma.userGroup.create({
     data: {
       realm_id: realmId,
       name: null,
@@ -62,11 +62,8 @@ export async function storeGroupSetting(
 }
 
 /** How a setting that points at `groupId` reads on the wire. */
-export async function readGroupSetting(
-  prisma: Prisma.TransactionClient,
-  groupId: number,
-): Promise<GroupSettingValue> {
-  const value = (await readGroupSettings(prisma, [groupId])).get(groupId);
+export async function readGroupSetting(tx: Tx, groupId: number): Promise<GroupSettingValue> {
+  const value = (await readGroupSettings(tx, [groupId])).get(groupId);
   if (value === undefined) throw new Error(`user group ${String(groupId)} does not exist`);
   return value;
 }
@@ -76,11 +73,11 @@ export async function readGroupSetting(
  * count): the wire value of every group id in `groupIds`.
  */
 export async function readGroupSettings(
-  prisma: Prisma.TransactionClient,
+  tx: Tx,
   groupIds: Iterable<number>,
 ): Promise<Map<number, GroupSettingValue>> {
   const ids = [...new Set(groupIds)];
-  const groups = await prisma.userGroup.findMany({
+  const groups = await tx.prisma.userGroup.findMany({
     where: { id: { in: ids } },
     include: { members: { where: { user: { is_active: true } } }, subgroups: true },
   });

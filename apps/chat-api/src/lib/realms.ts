@@ -1,5 +1,6 @@
+import type { Database } from "../db/database";
 import { LRUCache } from "lru-cache";
-import type { PrismaClient, Realm } from "../gen/prisma/client";
+import type { Realm } from "../gen/prisma/client";
 import type { CacheChange, Invalidatable } from "./cache-bus";
 
 /** The realm a request is for: the subdomain its Host names, and the realm if one has it. */
@@ -34,7 +35,7 @@ export class RealmDirectory implements Invalidatable {
   });
 
   constructor(
-    private readonly prisma: PrismaClient,
+    private readonly db: Database,
     private readonly rootHost: string,
   ) {}
 
@@ -43,7 +44,7 @@ export class RealmDirectory implements Invalidatable {
     const subdomain = subdomainOf(host, this.rootHost);
     let hit = this.cache.get(subdomain);
     if (hit === undefined) {
-      hit = { realm: await this.prisma.realm.findUnique({ where: { subdomain } }) };
+      hit = { realm: await this.db.prisma.realm.findUnique({ where: { subdomain } }) };
       this.cache.set(subdomain, hit);
     }
     return { subdomain, realm: hit.realm ?? undefined };

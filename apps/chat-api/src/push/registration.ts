@@ -1,7 +1,8 @@
+import type { Database } from "../db/database";
 import { createHash } from "node:crypto";
 import { ErrorCode, JsonableError, RequestVariableMissingError } from "@repo/envelope";
 import type { Logger } from "pino";
-import type { PrismaClient, PushTokenKind } from "../gen/prisma/client";
+import type { PushTokenKind } from "../gen/prisma/client";
 import { checkCap } from "../actions/caps";
 import type { AuthedUser } from "../lib/auth";
 import { type Bouncer, BouncerError, bouncerUnavailable } from "./bouncer";
@@ -56,14 +57,14 @@ function firstMissing(group: Record<string, unknown>): string | undefined {
  * is left locally, so one that failed before goes too).
  */
 export async function doRegisterPush(
-  prisma: PrismaClient,
+  db: Database,
   bouncer: Bouncer | undefined,
   logger: Logger,
   user: AuthedUser,
   fields: PushRegisterFields,
 ): Promise<void> {
   if (bouncer === undefined) throw pushNotConfigured();
-  const device = await prisma.device.findFirst({
+  const device = await db.prisma.device.findFirst({
     where: { id: fields.deviceId, user_id: user.id },
     include: { push_registration: true },
   });
@@ -138,20 +139,22 @@ export async function doRegisterPush(
         }
       : {};
   const registeredToken = token ?? device.push_registration?.token_id ?? undefined;
-  const removed = await prisma.$transaction(async (tx) => {
-    await tx.pushRegistration.upsert({
+  const removed = await db.transaction(async (tx) => {
+    await tx.prisma.pushRegistration.upsert({
       where: { device_id: device.id },
       create: { device_id: device.id, ...keyData, ...tokenData },
       update: { ...keyData, ...tokenData, last_updated: new Date() },
     });
     if (registeredToken === undefined) return { tokens: [], left: 1 };
-    const matching = await tx.legacyPushToken.findMany({
+    const matching = await tx.prisma.legacyPushToken.findMany({
       where: { user_id: user.id, token_id: registeredToken },
     });
-    await tx.legacyPushToken.deleteMany({ where: { id: { in: matching.map((m) => m.id) } } });
+    await tx.prisma.legacyPushToken.deleteMany({
+      where: { id: { in: matching.map((m) => m.id) } },
+    });
     return {
       tokens: matching,
-      left: await tx.legacyPushToken.count({ where: { user_id: user.id } }),
+      left: await tx.prisma.legacyPushToken.count({ where: { user_id: user.id } }),
     };
   });
   if (removed.tokens.length > 0) {
@@ -190,24 +193,26 @@ async function forgetLegacyAtBouncer(
 
 /** POST /register_client_device: a new device record of the caller; returns its id. */
 export async function doRegisterDevice(
-  prisma: PrismaClient,
+  db: Database,
   user: AuthedUser,
   cap: number,
 ): Promise<number> {
-  return prisma.$transaction(async (tx) => {
-    checkCap(await tx.device.count({ where: { user_id: user.id } }), 1, cap, "devices");
-    const device = await tx.device.create({ data: { user_id: user.id } });
+  return db.transaction(async (tx) => {
+    checkCap(await tx.prisma.device.count({ where: { user_id: user.id } }), 1, cap, "devices");
+    const device = await tx.prisma.device.create({ data: { user_id: user.id } });
     return device.id;
   });
 }
 
 /** POST /remove_client_device: removes one of the caller's devices with its push registration. */
 export async function doRemoveDevice(
-  prisma: PrismaClient,
+  db: Database,
   user: AuthedUser,
   deviceId: number,
 ): Promise<void> {
-  const { count } = await prisma.device.deleteMany({ where: { id: deviceId, user_id: user.id } });
+  const { count } = await db.prisma.device.deleteMany({
+    where: { id: deviceId, user_id: user.id },
+  });
   if (count === 0) throw new JsonableError("Invalid device ID");
 }
 
@@ -227,7 +232,7 @@ function checkLegacyToken({ kind, token }: LegacyToken): void {
 
 /** POST /users/me/apns_device_token and /android_gcm_reg_id: registered at the bouncer, then stored. */
 export async function doAddLegacyToken(
-  prisma: PrismaClient,
+  db: Database,
   bouncer: Bouncer | undefined,
   logger: Logger,
   user: AuthedUser,
@@ -246,7 +251,7 @@ export async function doAddLegacyToken(
     if (error instanceof BouncerError) throw bouncerUnavailable(logger, error);
     throw error;
   }
-  await prisma.legacyPushToken.upsert({
+  await db.prisma.legacyPushToken.upsert({
     where: { user_id_kind_token: { user_id: user.id, kind: legacy.kind, token: legacy.token } },
     create: {
       user_id: user.id,
@@ -261,19 +266,19 @@ export async function doAddLegacyToken(
 
 /** DELETE of a legacy token: removed here, then at the bouncer (best effort, as rule 4). */
 export async function doRemoveLegacyToken(
-  prisma: PrismaClient,
+  db: Database,
   bouncer: Bouncer | undefined,
   logger: Logger,
   user: AuthedUser,
   legacy: LegacyToken,
 ): Promise<void> {
   if (bouncer === undefined) throw pushNotConfigured();
-  const left = await prisma.$transaction(async (tx) => {
-    const { count } = await tx.legacyPushToken.deleteMany({
+  const left = await db.transaction(async (tx) => {
+    const { count } = await tx.prisma.legacyPushToken.deleteMany({
       where: { user_id: user.id, kind: legacy.kind, token: legacy.token },
     });
     if (count === 0) throw new JsonableError("Token does not exist");
-    return tx.legacyPushToken.count({ where: { user_id: user.id } });
+    return tx.prisma.legacyPushToken.count({ where: { user_id: user.id } });
   });
   await forgetLegacyAtBouncer(bouncer, logger, user.id, [legacy], left === 0);
 }

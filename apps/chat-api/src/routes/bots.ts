@@ -24,7 +24,7 @@ export function botRoutes(services: Services) {
       },
       async ({ realm, user, params }) => {
         const bot = await doCreateBot(
-          services.db.prisma,
+          services.db,
           user,
           { fullName: params.full_name, shortName: params.short_name, botType: params.bot_type },
           new URL(realmUrl(services.config, realm)).hostname,

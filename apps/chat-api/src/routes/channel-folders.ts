@@ -22,12 +22,7 @@ export function channelFolderRoutes({ db }: Services) {
         },
       },
       async ({ user, params }) => ({
-        channel_folder_id: await doCreateChannelFolder(
-          db.prisma,
-          user,
-          params.name,
-          params.description,
-        ),
+        channel_folder_id: await doCreateChannelFolder(db, user, params.name, params.description),
       }),
     ),
     getChannelFolders: userEndpoint(
@@ -38,7 +33,7 @@ export function channelFolderRoutes({ db }: Services) {
         params: { include_archived: bool().default(false) },
       },
       async ({ realm, params }) => ({
-        channel_folders: await listChannelFolders(db.prisma, realm.id, params.include_archived),
+        channel_folders: await listChannelFolders(db, realm.id, params.include_archived),
       }),
     ),
   };

@@ -79,7 +79,7 @@ export function channelRoutes({ db, config }: Services) {
       async ({ user, params }) => {
         const { name, description, subscribers } = params;
         const id = await doCreateChannel(
-          db.prisma,
+          db,
           user,
           { name, description, subscribers, ...channelOptions(params) },
           creation,
@@ -105,7 +105,7 @@ export function channelRoutes({ db, config }: Services) {
         },
       },
       async ({ user, params }) => {
-        const channels = await listChannels(db.prisma, user, {
+        const channels = await listChannels(db, user, {
           includePublic: params.include_public,
           includeWebPublic: params.include_web_public,
           includeSubscribed: params.include_subscribed,
@@ -115,7 +115,7 @@ export function channelRoutes({ db, config }: Services) {
           includeOwnerSubscribed: params.include_owner_subscribed,
           includeCanAccessContent: params.include_can_access_content,
         });
-        const views = await channelViews(db.prisma, channels);
+        const views = await channelViews(db, channels);
         return {
           streams: params.include_default
             ? views.map((view, i) => ({ ...view, is_default: channels[i]?.is_default_stream }))
@@ -132,8 +132,8 @@ export function channelRoutes({ db, config }: Services) {
         params: {},
       },
       async ({ user, path }) => {
-        const channel = await accessChannelById(db.prisma, user, path.stream_id);
-        const [stream] = await channelViews(db.prisma, [channel]);
+        const channel = await accessChannelById(db, user, path.stream_id);
+        const [stream] = await channelViews(db, [channel]);
         return { stream };
       },
     ),
@@ -147,7 +147,7 @@ export function channelRoutes({ db, config }: Services) {
         params: {},
       },
       async ({ user, path }) => {
-        await doArchiveChannel(db.prisma, user, path.stream_id);
+        await doArchiveChannel(db, user, path.stream_id);
         return {};
       },
     ),

@@ -17,8 +17,8 @@ export function draftRoutes({ db, config }: Services) {
     getDrafts: userEndpoint(
       { operationId: "get-drafts", summary: "Get drafts", tag: "drafts", params: {} },
       async ({ user }) => {
-        await checkDraftSync(db.prisma, user.id);
-        const drafts = await listDrafts(db.prisma, user.id);
+        await checkDraftSync(db, user.id);
+        const drafts = await listDrafts(db, user.id);
         return { count: drafts.length, drafts };
       },
     ),
@@ -56,7 +56,7 @@ export function draftRoutes({ db, config }: Services) {
         params: {},
       },
       async ({ user, path }) => {
-        await doDeleteDraft(db.prisma, user, path.draft_id);
+        await doDeleteDraft(db, user, path.draft_id);
         return {};
       },
     ),

@@ -42,7 +42,7 @@ export function eventRoutes({ db, config, events }: Services) {
       },
       async ({ realm, user, params }) => {
         // The queue first: whatever changes after this point reaches it as events.
-        const queueId = await createQueue(db.prisma, user, {
+        const queueId = await createQueue(db, user, {
           maxPerUser: config.CHAT_MAX_QUEUES_PER_USER,
           eventTypes: params.event_types,
           options: {
@@ -84,7 +84,7 @@ export function eventRoutes({ db, config, events }: Services) {
         const release = events.admitPoll(user.id, config.CHAT_MAX_POLLS_PER_USER);
         try {
           return {
-            events: await pollEvents(db.prisma, events, user.id, {
+            events: await pollEvents(db, events, user.id, {
               queueId: params.queue_id,
               lastEventId: params.last_event_id,
               dontBlock: params.dont_block,
@@ -106,7 +106,7 @@ export function eventRoutes({ db, config, events }: Services) {
         params: { queue_id: str() },
       },
       async ({ user, params }) => {
-        await deleteQueue(db.prisma, user.id, params.queue_id);
+        await deleteQueue(db, user.id, params.queue_id);
         return {};
       },
     ),

@@ -55,7 +55,7 @@ export function inviteRoutes({ db, config, logger }: Services) {
         },
       },
       async ({ realm, user, params }) => {
-        await doInviteUsers(db.prisma, logger, user, {
+        await doInviteUsers(db, logger, user, {
           emails: params.invitee_emails,
           terms: terms(params),
           notifyReferrerOnJoin: params.notify_referrer_on_join,
@@ -73,18 +73,13 @@ export function inviteRoutes({ db, config, logger }: Services) {
         params: termParams,
       },
       async ({ realm, user, params }) => ({
-        invite_link: await doCreateReusableInvite(
-          db.prisma,
-          user,
-          terms(params),
-          realmUrl(config, realm),
-        ),
+        invite_link: await doCreateReusableInvite(db, user, terms(params), realmUrl(config, realm)),
       }),
     ),
     getInvites: userEndpoint(
       { operationId: "get-invites", summary: "Get all invitations", tag: "invites", params: {} },
       async ({ realm, user }) => ({
-        invites: await listInvitations(db.prisma, user, realmUrl(config, realm)),
+        invites: await listInvitations(db, user, realmUrl(config, realm)),
       }),
     ),
     revokeEmailInvite: userEndpoint(
@@ -96,7 +91,7 @@ export function inviteRoutes({ db, config, logger }: Services) {
         params: {},
       },
       async ({ user, path }) => {
-        await doRevokeInvitation(db.prisma, user, path.invite_id);
+        await doRevokeInvitation(db, user, path.invite_id);
         return {};
       },
     ),
@@ -109,7 +104,7 @@ export function inviteRoutes({ db, config, logger }: Services) {
         params: {},
       },
       async ({ user, path }) => {
-        await doRevokeReusableInvite(db.prisma, user, path.invite_id);
+        await doRevokeReusableInvite(db, user, path.invite_id);
         return {};
       },
     ),

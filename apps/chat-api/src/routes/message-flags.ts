@@ -14,7 +14,7 @@ export function messageFlagRoutes({ db, config }: Services) {
         params: {},
       },
       async ({ user }) => ({
-        complete: await doMarkAllAsRead(db.prisma, user, config.CHAT_MARK_READ_BUDGET_MS),
+        complete: await doMarkAllAsRead(db, user, config.CHAT_MARK_READ_BUDGET_MS),
       }),
     ),
   };

@@ -94,7 +94,7 @@ export function messageRoutes({ db }: Services) {
       async ({ user, params }) => {
         const isChannel = params.type === "stream" || params.type === "channel";
         const id = await doSendMessage(
-          db.prisma,
+          db,
           user,
           isChannel
             ? {
@@ -131,7 +131,7 @@ export function messageRoutes({ db }: Services) {
         if (raw === "newest" || raw === "oldest" || raw === "first_unread") anchor = raw;
         else if (/^\d{1,10}$/.test(raw) && Number(raw) <= INT32_MAX) anchor = Number(raw);
         else throw new JsonableError("Invalid anchor");
-        return fetchMessages(db.prisma, user, {
+        return fetchMessages(db, user, {
           anchor,
           numBefore: params.num_before,
           numAfter: params.num_after,

@@ -30,7 +30,7 @@ export function presenceRoutes({ db, config }: Services) {
         },
       },
       async ({ user, params }) => {
-        await doUpdatePresence(db.prisma, user, params.status, limitToAccessible);
+        await doUpdatePresence(db, user, params.status, limitToAccessible);
         if (params.ping_only) return {};
         const lastUpdateId = params.last_update_id;
         const modern = lastUpdateId !== undefined;
@@ -43,7 +43,7 @@ export function presenceRoutes({ db, config }: Services) {
         });
         return {
           ...(modern
-            ? { presence_last_update_id: await lastPresenceUpdateId(db.prisma, user.realm_id) }
+            ? { presence_last_update_id: await lastPresenceUpdateId(db, user.realm_id) }
             : {}),
           server_timestamp: Date.now() / 1000,
           presences: Object.fromEntries(

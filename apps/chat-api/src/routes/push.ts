@@ -29,7 +29,7 @@ export function pushRoutes({ db, config, logger }: Services) {
         params: { token: str() },
       },
       async ({ user, params }) => {
-        await doRemoveLegacyToken(db.prisma, bouncer, logger, user, { kind, token: params.token });
+        await doRemoveLegacyToken(db, bouncer, logger, user, { kind, token: params.token });
         return {};
       },
     );
@@ -44,7 +44,7 @@ export function pushRoutes({ db, config, logger }: Services) {
         params: {},
       },
       async ({ user }) => ({
-        device_id: await doRegisterDevice(db.prisma, user, config.CHAT_MAX_OBJECTS_PER_USER),
+        device_id: await doRegisterDevice(db, user, config.CHAT_MAX_OBJECTS_PER_USER),
       }),
     ),
     removeClientDevice: userEndpoint(
@@ -56,7 +56,7 @@ export function pushRoutes({ db, config, logger }: Services) {
         params: { device_id: int({ min: 0 }) },
       },
       async ({ user, params }) => {
-        await doRemoveDevice(db.prisma, user, params.device_id);
+        await doRemoveDevice(db, user, params.device_id);
         return {};
       },
     ),
@@ -77,7 +77,7 @@ export function pushRoutes({ db, config, logger }: Services) {
         },
       },
       async ({ user, params }) => {
-        await doRegisterPush(db.prisma, bouncer, logger, user, {
+        await doRegisterPush(db, bouncer, logger, user, {
           deviceId: params.device_id,
           pushKeyId: params.push_key_id,
           pushKey: params.push_key,
@@ -98,7 +98,7 @@ export function pushRoutes({ db, config, logger }: Services) {
         params: { token: str(), appid: str().optional() },
       },
       async ({ user, params }) => {
-        await doAddLegacyToken(db.prisma, bouncer, logger, user, {
+        await doAddLegacyToken(db, bouncer, logger, user, {
           kind: "apns",
           token: params.token,
           ...(params.appid === undefined ? {} : { iosAppId: params.appid }),
@@ -116,7 +116,7 @@ export function pushRoutes({ db, config, logger }: Services) {
         params: { token: str() },
       },
       async ({ user, params }) => {
-        await doAddLegacyToken(db.prisma, bouncer, logger, user, {
+        await doAddLegacyToken(db, bouncer, logger, user, {
           kind: "fcm",
           token: params.token,
         });

@@ -23,7 +23,7 @@ export function realmRoutes({ db }: Services) {
         tag: "server_and_organizations",
         params: {},
       },
-      async ({ realm }) => ({ linkifiers: await listLinkifiers(db.prisma, realm.id) }),
+      async ({ realm }) => ({ linkifiers: await listLinkifiers(db, realm.id) }),
     ),
     reorderLinkifiers: userEndpoint(
       {
@@ -38,7 +38,7 @@ export function realmRoutes({ db }: Services) {
         },
       },
       async ({ realm, params }) => {
-        await doReorderLinkifiers(db.prisma, realm.id, params.ordered_linkifier_ids);
+        await doReorderLinkifiers(db, realm.id, params.ordered_linkifier_ids);
         return {};
       },
     ),
@@ -54,7 +54,7 @@ export function realmRoutes({ db }: Services) {
         },
       },
       async ({ realm, params }) => ({
-        id: await doAddLinkifier(db.prisma, realm.id, params.pattern, params.url_template),
+        id: await doAddLinkifier(db, realm.id, params.pattern, params.url_template),
       }),
     ),
     removeLinkifier: userEndpoint(
@@ -67,7 +67,7 @@ export function realmRoutes({ db }: Services) {
         params: {},
       },
       async ({ realm, path }) => {
-        await doRemoveLinkifier(db.prisma, realm.id, path.filter_id);
+        await doRemoveLinkifier(db, realm.id, path.filter_id);
         return {};
       },
     ),
@@ -88,7 +88,7 @@ export function realmRoutes({ db }: Services) {
         },
       },
       async ({ realm, params }) => ({
-        id: await doCreateProfileField(db.prisma, realm.id, {
+        id: await doCreateProfileField(db, realm.id, {
           name: params.name.trim(),
           hint: params.hint,
           fieldType: params.field_type,
@@ -106,7 +106,7 @@ export function realmRoutes({ db }: Services) {
         tag: "server_and_organizations",
         params: {},
       },
-      async ({ realm }) => ({ custom_fields: await listProfileFields(db.prisma, realm.id) }),
+      async ({ realm }) => ({ custom_fields: await listProfileFields(db, realm.id) }),
     ),
     reorderCustomProfileFields: userEndpoint(
       {
@@ -121,7 +121,7 @@ export function realmRoutes({ db }: Services) {
         },
       },
       async ({ realm, params }) => {
-        await doReorderProfileFields(db.prisma, realm.id, params.order);
+        await doReorderProfileFields(db, realm.id, params.order);
         return {};
       },
     ),

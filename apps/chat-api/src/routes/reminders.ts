@@ -19,7 +19,7 @@ export function reminderRoutes({ db, config }: Services) {
       },
       async ({ user, params }) => ({
         reminder_id: await doCreateReminder(
-          db.prisma,
+          db,
           user,
           params.message_id,
           params.scheduled_delivery_timestamp,
@@ -35,7 +35,7 @@ export function reminderRoutes({ db, config }: Services) {
         tag: "scheduled_messages",
         params: {},
       },
-      async ({ user }) => ({ reminders: await listReminders(db.prisma, user.id) }),
+      async ({ user }) => ({ reminders: await listReminders(db, user.id) }),
     ),
     deleteReminder: userEndpoint(
       {
@@ -46,7 +46,7 @@ export function reminderRoutes({ db, config }: Services) {
         params: {},
       },
       async ({ user, path }) => {
-        await doDeleteReminder(db.prisma, user, path.reminder_id);
+        await doDeleteReminder(db, user, path.reminder_id);
         return {};
       },
     ),

@@ -19,7 +19,7 @@ export function savedSnippetRoutes({ db, config }: Services) {
         tag: "drafts",
         params: {},
       },
-      async ({ user }) => ({ saved_snippets: await listSavedSnippets(db.prisma, user.id) }),
+      async ({ user }) => ({ saved_snippets: await listSavedSnippets(db, user.id) }),
     ),
     createSavedSnippet: userEndpoint(
       {
@@ -30,7 +30,7 @@ export function savedSnippetRoutes({ db, config }: Services) {
       },
       async ({ user, params }) => ({
         saved_snippet_id: await doCreateSavedSnippet(
-          db.prisma,
+          db,
           user,
           params.title,
           params.content,
@@ -47,7 +47,7 @@ export function savedSnippetRoutes({ db, config }: Services) {
         params: { title: str().optional(), content: str().optional() },
       },
       async ({ user, path, params }) => {
-        await doEditSavedSnippet(db.prisma, user, path.saved_snippet_id, params);
+        await doEditSavedSnippet(db, user, path.saved_snippet_id, params);
         return {};
       },
     ),
@@ -60,7 +60,7 @@ export function savedSnippetRoutes({ db, config }: Services) {
         params: {},
       },
       async ({ user, path }) => {
-        await doDeleteSavedSnippet(db.prisma, user, path.saved_snippet_id);
+        await doDeleteSavedSnippet(db, user, path.saved_snippet_id);
         return {};
       },
     ),

@@ -50,7 +50,7 @@ export function serverRoutes({ config, db }: Services) {
         const webPublic =
           config.CHAT_WEB_PUBLIC_STREAMS_ENABLED &&
           realm.enable_spectator_access &&
-          (await hasWebPublicChannels(db.prisma, realm.id));
+          (await hasWebPublicChannels(db, realm.id));
         const url = realmUrl(config, realm);
         return {
           ...settings,
@@ -76,7 +76,7 @@ export function serverRoutes({ config, db }: Services) {
         if (isProduction(config)) throw new JsonableError("Endpoint not available in production.");
         if (realm === undefined)
           throw new JsonableError("Invalid subdomain", ErrorCode.NONEXISTENT_SUBDOMAIN, 404);
-        return devApiKey(db.prisma, realm, params.username.trim());
+        return devApiKey(db, realm, params.username.trim());
       },
     ),
   };

@@ -26,7 +26,7 @@ export function subscriptionRoutes({ db, config }: Services) {
         params: { include_subscribers: bool().default(false) },
       },
       async ({ user, params }) => ({
-        subscriptions: await listSubscriptions(db.prisma, user.id, params.include_subscribers),
+        subscriptions: await listSubscriptions(db, user.id, params.include_subscribers),
       }),
     ),
     subscribe: userEndpoint(
@@ -52,7 +52,7 @@ export function subscriptionRoutes({ db, config }: Services) {
       },
       async ({ user, params }) =>
         doSubscribe(
-          db.prisma,
+          db,
           user,
           {
             channels: params.subscriptions,
@@ -92,17 +92,17 @@ export function subscriptionRoutes({ db, config }: Services) {
           throw new JsonableError("Missing 'stream_id' argument");
         const access = () =>
           streamId === undefined
-            ? accessChannelByName(db.prisma, user, stream ?? "")
-            : accessChannelById(db.prisma, user, streamId);
+            ? accessChannelByName(db, user, stream ?? "")
+            : accessChannelById(db, user, streamId);
         if (op === "add") {
-          await doMuteTopic(db.prisma, user.id, (await access()).id, topic);
+          await doMuteTopic(db, user.id, (await access()).id, topic);
           return {};
         }
         // Unmuting where the channel cannot be reached is Zulip's "Topic is not muted".
         const channel = await access().catch(() => {
           throw new JsonableError("Topic is not muted");
         });
-        await doUnmuteTopic(db.prisma, user.id, channel.id, topic);
+        await doUnmuteTopic(db, user.id, channel.id, topic);
         return {};
       },
     ),

@@ -1,7 +1,7 @@
 import {
   doCreateUserGroup,
   doUpdateSubgroups,
-  groupMembership,
+  realmGroupMembership,
   listUserGroups,
 } from "../actions/user-groups";
 import { doDeactivateUserGroup } from "../actions/user-group-deactivation";
@@ -27,8 +27,8 @@ export function userGroupRoutes({ db }: Services) {
         },
       },
       async ({ realm, path, params }) => ({
-        is_user_group_member: await groupMembership(
-          db.sql,
+        is_user_group_member: await realmGroupMembership(
+          db,
           realm.id,
           path.user_group_id,
           path.user_id,
@@ -48,7 +48,7 @@ export function userGroupRoutes({ db }: Services) {
         },
       },
       async ({ user, path, params }) => {
-        await doUpdateSubgroups(db.prisma, user, path.user_group_id, params.add, params.delete);
+        await doUpdateSubgroups(db, user, path.user_group_id, params.add, params.delete);
         return {};
       },
     ),
@@ -61,7 +61,7 @@ export function userGroupRoutes({ db }: Services) {
         params: {},
       },
       async ({ user, path }) => {
-        await doDeactivateUserGroup(db.prisma, user, path.user_group_id);
+        await doDeactivateUserGroup(db, user, path.user_group_id);
         return {};
       },
     ),
@@ -73,7 +73,7 @@ export function userGroupRoutes({ db }: Services) {
         params: { include_deactivated_groups: bool().default(false) },
       },
       async ({ realm, params }) => ({
-        user_groups: await listUserGroups(db.prisma, realm.id, params.include_deactivated_groups),
+        user_groups: await listUserGroups(db, realm.id, params.include_deactivated_groups),
       }),
     ),
     createUserGroup: userEndpoint(
@@ -97,7 +97,7 @@ export function userGroupRoutes({ db }: Services) {
       },
       async ({ user, params }) => {
         const { name, description, members, subgroups, ...settings } = params;
-        const groupId = await doCreateUserGroup(db.prisma, user, {
+        const groupId = await doCreateUserGroup(db, user, {
           name: name.trim(),
           description,
           members,

@@ -8,7 +8,7 @@ export function userRoutes({ db }: Services) {
   return {
     getOwnUser: userEndpoint(
       { operationId: "get-own-user", summary: "Get own user", tag: "users", params: {} },
-      async ({ user }) => ownUser(db.prisma, user.id),
+      async ({ user }) => ownUser(db, user.id),
     ),
     getUsers: userEndpoint(
       {
@@ -21,7 +21,7 @@ export function userRoutes({ db }: Services) {
         },
       },
       async ({ realm, user, params }) => ({
-        members: await listUsers(db.prisma, realm.id, user, {
+        members: await listUsers(db, realm.id, user, {
           clientGravatar: params.client_gravatar,
           customProfileFields: params.include_custom_profile_fields,
         }),

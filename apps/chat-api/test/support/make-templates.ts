@@ -33,7 +33,7 @@ async function using(db: Database, work: (db: Database) => Promise<void>): Promi
 const migrated = async (db: Database) => {
   await migrate(db.sql);
 };
-const seed = (db: Database) => seedDemoRealm(db.prisma);
+const seed = (db: Database) => seedDemoRealm(db);
 
 /** Makes the PGlite templates in `root`: `migrated`, then `seeded`, a copy of it with the demo realm. */
 async function makePgliteTemplates(root: string): Promise<void> {

@@ -160,7 +160,7 @@ export async function createOtherRealm(
   server: TestServer,
   role: number = Role.OWNER,
 ): Promise<{ realmId: number; groups: Record<SystemGroupName, number>; outsider: Person }> {
-  return server.db.prisma.$transaction(async (tx) => {
+  return server.db.transaction(async (tx) => {
     const { realmId, groups } = await createRealm(tx, { subdomain: "lear", name: "Lear" });
     const email = "edmund@example.com";
     const { id, apiKey } = await createAccount(tx, { realmId, email, fullName: "Edmund", role });

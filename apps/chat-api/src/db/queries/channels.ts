@@ -1,4 +1,5 @@
-import { sql } from "kysely";
+import { type Kysely, sql } from "kysely";
+import type { DB } from "../../gen/kysely/tables";
 import type { Tx } from "../kysely";
 import { sameText } from "./text";
 
@@ -70,4 +71,20 @@ export async function clearTopicPolicy(
     .where((eb) => sameText(eb, "topic_name", topic))
     .where("visibility_policy", "=", policy)
     .execute();
+}
+
+/** Channel `channelId`'s visibility columns and user `userId`'s subscription to it (null: none). */
+export function channelVisibilityQuery(q: Kysely<DB>, channelId: number, userId: number) {
+  return q
+    .selectFrom("channels as c")
+    .leftJoin("subscriptions as s", (join) =>
+      join.onRef("s.channel_id", "=", "c.id").on("s.user_id", "=", userId),
+    )
+    .select(["c.realm_id", "c.is_web_public", "c.invite_only", "s.active as subscribed"])
+    .where("c.id", "=", channelId);
+}
+
+/** {@link channelVisibilityQuery}, run on `tx`. */
+export function channelVisibility(tx: Tx, channelId: number, userId: number) {
+  return channelVisibilityQuery(tx.q, channelId, userId).executeTakeFirst();
 }

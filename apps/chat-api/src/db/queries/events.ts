@@ -1,3 +1,5 @@
+import type { Kysely } from "kysely";
+import type { DB } from "../../gen/kysely/tables";
 import type { Tx } from "../kysely";
 
 /** Writes a heartbeat event to queue `queueId` (numbered by the queue's counter). */
@@ -27,9 +29,69 @@ export async function writeHeartbeat(tx: Tx, queueId: string): Promise<void> {
 /** Sends `payload` to the listeners of `channel` when the transaction commits (pg_notify). */
 export async function notify(tx: Tx, channel: string, payload: string): Promise<void> {
   await tx.q
-    // A function of type void is read as text: Prisma's raw query reads no void column.
+    // The void result is cast to text, a type every driver reads.
     .selectNoFrom((eb) =>
       eb.cast(eb.fn("pg_notify", [eb.val(channel), eb.val(payload)]), "text").as("sent"),
     )
     .execute();
+}
+
+/**
+ * Writes `payload` (an event of type `type`) to every queue of `userIds` that
+ * asked for its type, numbered by each queue's counter (row-locked by the
+ * UPDATE), and NOTIFYs each queue's id on `channel` when the transaction commits.
+ */
+export function writeEventQuery(
+  q: Kysely<DB>,
+  userIds: readonly number[],
+  type: string,
+  payload: string,
+  channel: string,
+) {
+  return q
+    .with("queues", (db) =>
+      db
+        .updateTable("event_queues")
+        .set((eb) => ({ last_event_id: eb("last_event_id", "+", 1) }))
+        .where((eb) =>
+          eb.and([
+            eb("user_id", "=", eb.fn.any(eb.val([...userIds]))),
+            eb.or([
+              eb("all_event_types", "=", true),
+              eb(eb.val(type), "=", eb.fn.any("event_types")),
+            ]),
+          ]),
+        )
+        .returning(["id", "last_event_id"]),
+    )
+    .with("written", (db) =>
+      db
+        .insertInto("events")
+        .columns(["queue_id", "id", "payload"])
+        .expression((db) =>
+          db
+            .selectFrom("queues")
+            .select((eb) => [
+              "queues.id",
+              "queues.last_event_id",
+              eb.cast(eb.val(payload), "jsonb").as("payload"),
+            ]),
+        )
+        .returning("queue_id"),
+    )
+    .selectFrom("written")
+    .select((eb) =>
+      eb.cast(eb.fn("pg_notify", [eb.val(channel), eb.ref("queue_id")]), "text").as("sent"),
+    );
+}
+
+/** {@link writeEventQuery}, run on `tx`. */
+export async function writeEvent(
+  tx: Tx,
+  userIds: readonly number[],
+  type: string,
+  payload: string,
+  channel: string,
+): Promise<void> {
+  await writeEventQuery(tx.q, userIds, type, payload, channel).execute();
 }

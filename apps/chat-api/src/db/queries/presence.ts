@@ -1,3 +1,5 @@
+import type { Kysely } from "kysely";
+import type { DB } from "../../gen/kysely/tables";
 import type { Tx } from "../kysely";
 
 /** The next presence update number (the realm-wide `last_update_id` counter). */
@@ -77,4 +79,45 @@ export async function presenceAudience(
     )
     .execute();
   return rows.map((r) => r.id);
+}
+
+/**
+ * The presences of realm `realmId` seen since `since` (changed after update
+ * `afterUpdateId`, if given), without bots and deactivated users, with emails.
+ */
+export function realmPresencesQuery(
+  q: Kysely<DB>,
+  realmId: number,
+  since: Date,
+  afterUpdateId: number | undefined,
+) {
+  return q
+    .selectFrom("presences as p")
+    .innerJoin("users as u", "u.id", "p.user_id")
+    .select([
+      "p.user_id",
+      "p.realm_id",
+      "p.last_connected_time",
+      "p.last_active_time",
+      "p.last_update_id",
+      "u.email",
+    ])
+    .where("p.realm_id", "=", realmId)
+    .where("p.last_connected_time", ">=", since)
+    .where("u.is_active", "=", true)
+    .where("u.is_bot", "=", false)
+    .$if(afterUpdateId !== undefined, (query) =>
+      query.where("p.last_update_id", ">", afterUpdateId ?? 0),
+    )
+    .orderBy("p.user_id");
+}
+
+/** {@link realmPresencesQuery}, run on `tx`. */
+export function recentPresences(
+  tx: Tx,
+  realmId: number,
+  since: Date,
+  afterUpdateId: number | undefined,
+) {
+  return realmPresencesQuery(tx.q, realmId, since, afterUpdateId).execute();
 }
