@@ -41,6 +41,10 @@ const CONNECTIONS = 10;
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const DOCS = join(__dirname, "../../../docs/benchmarks.md");
 const TS = ["--conditions=@repo/source", "--require", "@swc-node/register"];
+/** BENCH_CASES=text,...: only the operations whose names contain one of them; the report is not written. */
+const ONLY = process.env.BENCH_CASES?.split(",").filter((t) => t !== "");
+/** BENCH_CPU_PROF=DIR: chat-api writes a V8 CPU profile there when it stops. */
+const CPU_PROF = process.env.BENCH_CPU_PROF;
 const EXTERNAL_URL = "http://localhost:9991";
 
 type Target = "ours" | "pg" | "ceiling";
@@ -55,6 +59,12 @@ interface Case {
 }
 
 function cases(data: Dataset): Case[] {
+  return allCases(data).filter(
+    (c) => ONLY === undefined || ONLY.some((text) => c.name.includes(text)),
+  );
+}
+
+function allCases(data: Dataset): Case[] {
   const draft = JSON.stringify({
     type: "stream",
     to: [data.channelId],
@@ -189,7 +199,8 @@ async function main(): Promise<void> {
   const servers: Partial<Record<Target, Served>> = {};
   try {
     const [ours, pg, ceiling] = await Promise.all([freePort(), freePort(), freePort()]);
-    servers.ours = await serve("node", [join(__dirname, "../dist/index.js")], ours, {
+    const profile = CPU_PROF === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF}`];
+    servers.ours = await serve("node", [...profile, join(__dirname, "../dist/index.js")], ours, {
       DATABASE_URL: data.url,
       NODE_ENV: "production",
       PORT: String(ours),
@@ -254,7 +265,7 @@ async function main(): Promise<void> {
 
     // mark_all_as_read on 100,000 unread messages, each server in turn.
     const marks: Record<"ours" | "pg", number[]> = { ours: [], pg: [] };
-    for (let round = 0; round < MARK_ROUNDS; round += 1) {
+    for (let round = 0; round < (ONLY === undefined ? MARK_ROUNDS : 0); round += 1) {
       for (const target of ["ours", "pg"] as const) {
         await markAllUnread(data);
         const before = await unread(data);
@@ -337,7 +348,7 @@ async function main(): Promise<void> {
       `Authentication: PostgreSQL counted ${fmt(lookups)} index lookups of API keys (\`users_api_key_key\`) during ${fmt(authedRequests)} authenticated requests to chat-api (the first of the caller's, and one each time the cache's one-minute lifetime ran out).`,
     ].join("\n");
     process.stdout.write(`\n${report}\n`);
-    writeSection(DOCS, "chat-api", report);
+    if (ONLY === undefined) writeSection(DOCS, "chat-api", report);
   } finally {
     await Promise.all(Object.values(servers).map((s) => s.stop()));
     await data.drop();
