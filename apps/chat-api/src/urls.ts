@@ -23,6 +23,7 @@ import { reminderRoutes } from "./routes/reminders";
 import { savedSnippetRoutes } from "./routes/saved-snippets";
 import { serverRoutes } from "./routes/server";
 import { subscriptionRoutes } from "./routes/subscriptions";
+import { topicRoutes } from "./routes/topics";
 import { userGroupRoutes } from "./routes/user-groups";
 import { userRoutes } from "./routes/users";
 import type { Services } from "./services";
@@ -37,6 +38,7 @@ export function buildApi(services: Services): Api {
   const snippets = savedSnippetRoutes(services);
   const subscriptions = subscriptionRoutes(services);
   const channels = channelRoutes(services);
+  const topics = topicRoutes(services);
   const folders = channelFolderRoutes(services);
   const users = userRoutes(services);
   const groups = userGroupRoutes(services);
@@ -72,8 +74,12 @@ export function buildApi(services: Services): Api {
     url("GET", "/users/me/subscriptions", subscriptions.getSubscriptions),
     url("POST", "/users/me/subscriptions", subscriptions.subscribe),
     url("PATCH", "/users/me/subscriptions/muted_topics", subscriptions.muteTopic),
+    url("GET", "/users/{user_id}/subscriptions/{stream_id}", users.getSubscriptionStatus),
     url("GET", "/streams", channels.getStreams),
     url("GET", "/streams/{stream_id}", channels.getStreamById),
+    url("GET", "/get_stream_id", channels.getStreamId),
+    url("GET", "/streams/{stream_id}/members", channels.getSubscribers),
+    url("GET", "/users/me/{stream_id}/topics", topics.getStreamTopics),
     url("POST", "/channels/create", channels.createChannel),
     url("DELETE", "/streams/{stream_id}", channels.archiveStream),
     url("POST", "/channel_folders/create", folders.createChannelFolder),
@@ -81,6 +87,8 @@ export function buildApi(services: Services): Api {
     // Users
     url("GET", "/users", users.getUsers),
     url("GET", "/users/me", users.getOwnUser),
+    url("GET", "/users/{user_id}", users.getUser),
+    url("GET", "/users/{email}", users.getUserByEmail),
     url("POST", "/user_groups/create", groups.createUserGroup),
     url("GET", "/user_groups", groups.getUserGroups),
     url("POST", "/user_groups/{user_group_id}/subgroups", groups.updateUserGroupSubgroups),
@@ -98,6 +106,7 @@ export function buildApi(services: Services): Api {
     url("DELETE", "/invites/multiuse/{invite_id}", invites.revokeInviteLink),
     // Server and organizations
     url("GET", "/server_settings", server.getServerSettings),
+    url("GET", "/realm/emoji", realm.getCustomEmoji),
     url("GET", "/realm/linkifiers", realm.getLinkifiers),
     url("POST", "/realm/filters", realm.addLinkifier),
     url("DELETE", "/realm/filters/{filter_id}", realm.removeLinkifier),
@@ -110,6 +119,7 @@ export function buildApi(services: Services): Api {
     url("GET", "/events", events.getEvents),
     url("DELETE", "/events", events.deleteQueue),
     // Specialty endpoints
+    url("POST", "/fetch_api_key", server.fetchApiKey),
     url("POST", "/dev_fetch_api_key", server.devFetchApiKey),
     url("POST", "/register_client_device", push.registerClientDevice),
     url("POST", "/remove_client_device", push.removeClientDevice),

@@ -1,4 +1,7 @@
-import { rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { passwordApiKey } from "../src/actions/accounts";
 import { runAdmin } from "../src/cli/admin";
 import type { Database } from "../src/db/database";
 import { TEST_DB_KIND, freshDataDir, freshDatabase, type TestDatabase } from "./support/database";
@@ -258,6 +261,36 @@ describe("the admin CLI", () => {
     expect(result.code).toBe(code);
     expect(result.err).toMatch(message);
     expect(result.out).toBe("");
+  });
+
+  it("sets a password from a file, with which the user then logs in", async () => {
+    const folder = await mkdtemp(join(tmpdir(), "chat-password-"));
+    const setPassword = (email: string, file: string) =>
+      admin("set-password", "--realm", "lear", "--email", email, "--password-file", file);
+    try {
+      const file = join(folder, "password");
+      await writeFile(file, "Nothing will come of nothing\nignored second line\n");
+      const set = await setPassword("goneril@example.com", file);
+      expect(set).toEqual({ code: 0, out: "password set for goneril@example.com", err: "" });
+      const realm = await db.prisma.realm.findUniqueOrThrow({ where: { subdomain: "lear" } });
+      const login = (password: string) =>
+        passwordApiKey(db, realm, "goneril@example.com", password);
+      await expect(login("Nothing will come of nothing")).resolves.toMatchObject({
+        email: "goneril@example.com",
+      });
+      await expect(login("ignored second line")).rejects.toThrow(
+        "Your username or password is incorrect",
+      );
+      await writeFile(file, "\n");
+      const empty = await setPassword("goneril@example.com", file);
+      expect(empty.code).toBe(1);
+      expect(empty.err).toBe(`error: ${file}: the first line is empty`);
+      const nobody = await setPassword("nobody@example.com", file);
+      expect(nobody.code).toBe(1);
+      expect((await admin("set-password", "--realm", "lear", "--email", "x@y.z")).code).toBe(2);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 
   it("explains itself with --help", async () => {

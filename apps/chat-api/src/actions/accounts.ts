@@ -1,14 +1,15 @@
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { randomInt } from "node:crypto";
-import { ErrorCode, UnauthorizedError } from "@repo/envelope";
+import { ErrorCode, JsonableError, UnauthorizedError } from "@repo/envelope";
 import { sendEvent } from "../events/queue";
 import type { CacheChange } from "../lib/cache-bus";
 import type { Services } from "../services";
 import type { Realm } from "../gen/prisma/client";
 import { Role } from "../lib/roles";
 import { GROUP_OF_ROLE } from "./realm-creation";
-import { accountByDeliveryEmail } from "../db/queries/users";
+import { accountByDeliveryEmail, setPasswordHash } from "../db/queries/users";
+import { MAX_PASSWORD_LENGTH, checkPassword, hashPassword } from "../lib/passwords";
 
 type Deps = Pick<Services, "db" | "bus">;
 
@@ -170,4 +171,47 @@ export async function devApiKey(
   if (!user.is_active)
     throw new UnauthorizedError("Account is deactivated", ErrorCode.USER_DEACTIVATED);
   return { api_key: user.api_key, email: user.email, user_id: user.id };
+}
+
+/** The wrong address or password: one answer for both, as Zulip gives. */
+const badCredentials = () =>
+  new UnauthorizedError("Your username or password is incorrect", ErrorCode.AUTHENTICATION_FAILED);
+
+/**
+ * POST /fetch_api_key: the API key of the account whose delivery address is
+ * `username` (any case) in `realm`, when `password` is its password. Zulip's
+ * order: a deactivated realm, password login turned off, wrong credentials
+ * (the password is hashed even when there is no such account, so both take
+ * as long), then a deactivated account.
+ */
+export async function passwordApiKey(
+  db: Database,
+  realm: Realm,
+  username: string,
+  password: string,
+): Promise<{ api_key: string; email: string; user_id: number }> {
+  if (realm.deactivated)
+    throw new UnauthorizedError(
+      "This organization has been deactivated",
+      ErrorCode.REALM_DEACTIVATED,
+    );
+  if (!realm.password_auth_enabled)
+    throw new UnauthorizedError(
+      "Password authentication is disabled in this organization",
+      ErrorCode.PASSWORD_AUTH_DISABLED,
+    );
+  if (password.length > MAX_PASSWORD_LENGTH) throw badCredentials();
+  const user = await accountByDeliveryEmail(db, realm.id, username);
+  const matches = await checkPassword(password, user?.password ?? null);
+  if (user === undefined || !matches) throw badCredentials();
+  if (!user.is_active)
+    throw new UnauthorizedError("Account is deactivated", ErrorCode.USER_DEACTIVATED);
+  return { api_key: user.api_key, email: user.email, user_id: user.id };
+}
+
+/** Sets the password of user `userId` (the admin CLI's `set-password`, the demo seed). */
+export async function doSetPassword(tx: Tx, userId: number, password: string): Promise<void> {
+  if (password.length < 1 || password.length > MAX_PASSWORD_LENGTH)
+    throw new JsonableError(`A password has 1 to ${String(MAX_PASSWORD_LENGTH)} characters`);
+  await setPasswordHash(tx, userId, await hashPassword(password));
 }

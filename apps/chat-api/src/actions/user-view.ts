@@ -1,5 +1,6 @@
 import type { Database } from "../db/database";
 import { createHash } from "node:crypto";
+import { JsonableError } from "@repo/envelope";
 import type { CustomProfileFieldValue, User } from "../gen/prisma/client";
 import type { AuthedUser } from "../lib/auth";
 import { isAdministrator, isGuest, isOwner } from "../lib/roles";
@@ -114,4 +115,38 @@ export async function listUsers(
     if (row.is_bot) delete view.profile_data;
     return view;
   });
+}
+
+/**
+ * GET /users/{user_id} and GET /users/{email}: one user of the caller's realm,
+ * active or not, by id or by address (the public address, or the delivery
+ * address for those who may see it; any case); else `No such user`.
+ */
+export async function userByRef(
+  db: Database,
+  viewer: AuthedUser,
+  ref: number | string,
+  options: { clientGravatar: boolean; customProfileFields: boolean },
+): Promise<UserView> {
+  const admin = isAdministrator(viewer.role);
+  const byAddress = (column: "email" | "delivery_email") => ({
+    [column]: { equals: String(ref), mode: "insensitive" as const },
+  });
+  const row = await db.prisma.user.findFirst({
+    where: {
+      realm_id: viewer.realm_id,
+      ...(typeof ref === "number"
+        ? { id: ref }
+        : { OR: [byAddress("email"), ...(admin ? [byAddress("delivery_email")] : [])] }),
+    },
+    include: { custom_profile_values: options.customProfileFields },
+    orderBy: { id: "asc" },
+  });
+  if (row === null) throw new JsonableError("No such user");
+  const view = userView(row, {
+    showDeliveryEmail: admin || row.id === viewer.id,
+    clientGravatar: options.clientGravatar,
+  });
+  if (row.is_bot) delete view.profile_data;
+  return view;
 }

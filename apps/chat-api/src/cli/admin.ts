@@ -4,12 +4,14 @@
  * one under CHAT_DATA_DIR). Changes announce themselves to running servers
  * through PostgreSQL NOTIFY, so a deactivation takes effect on every replica at once.
  */
+import { readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import pino from "pino";
 import { doSetRealmActive, doSetUserActive } from "../actions/accounts";
 import { openDatabase } from "../db/open";
 import { migrate } from "../db/migrate";
-import { createAccount } from "../actions/accounts";
+import { createAccount, doSetPassword } from "../actions/accounts";
 import { createRealm } from "../actions/realm-creation";
 import { Role } from "../lib/roles";
 import type { Database } from "../db/database";
@@ -183,6 +185,23 @@ const commands: Record<string, Command> = {
       const id = await userId(db, realmArg(values), required(values, "email"));
       const user = await db.prisma.user.findUniqueOrThrow({ where: { id } });
       return user.api_key;
+    },
+  },
+  "set-password": {
+    usage: "set-password --realm SUB --email EMAIL --password-file FILE",
+    summary:
+      "Set a user's password (for POST /fetch_api_key) from the first line of FILE ('-': standard input)",
+    options: { ...realmOption, email: { type: "string" }, "password-file": { type: "string" } },
+    async run(db, values) {
+      const file = required(values, "password-file");
+      // Standard input is read whole: a CLI run, not a server's event loop.
+      const text = file === "-" ? readFileSync(0, "utf8") : await readFile(file, "utf8");
+      const password = text.split(/\r?\n/, 1)[0] ?? "";
+      if (password === "") throw new CommandError(`${file}: the first line is empty`);
+      const email = required(values, "email");
+      const id = await userId(db, realmArg(values), email);
+      await db.transaction((tx) => doSetPassword(tx, id, password));
+      return `password set for ${email}`;
     },
   },
   "list-realms": {

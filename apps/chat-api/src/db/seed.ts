@@ -2,7 +2,9 @@ import type { Database } from "./database";
 import { createAccount } from "../actions/accounts";
 import { createRealm, defaultChannelGroups } from "../actions/realm-creation";
 import { renderPlainText } from "../lib/render";
+import { hashPassword } from "../lib/passwords";
 import { Role } from "../lib/roles";
+import { setPasswordHash } from "./queries/users";
 
 /** The demo realm's people: email, full name and role. */
 export const DEMO_PEOPLE = [
@@ -20,10 +22,14 @@ export type DemoPerson = (typeof DEMO_PEOPLE)[number]["key"];
 
 const TOPICS = ["greetings", "plans", "castle", "weather", "rehearsal"];
 
+/** The demo people's password (development only: production never seeds), for POST /fetch_api_key. */
+export const DEMO_PASSWORD = "demo-password";
+
 /**
  * Seeds the demo realm (the root realm, "Demo") in one transaction: its people
  * and bots, channels, a group, linkifiers, profile fields and 50 messages that
- * othello and cordelia have not read. API keys are random per database.
+ * othello and cordelia have not read. API keys are random per database; the
+ * people's password is {@link DEMO_PASSWORD}.
  */
 export async function seedDemoRealm(db: Database): Promise<void> {
   await db.transaction(
@@ -34,6 +40,8 @@ export async function seedDemoRealm(db: Database): Promise<void> {
         description: "The demo organization of chat-api: characters from Shakespeare.",
       });
       const people: Record<string, number> = {};
+      // One hash for all: the demo password is published, so a salt per person would hide nothing.
+      const password = await hashPassword(DEMO_PASSWORD);
       for (const person of DEMO_PEOPLE) {
         const { id } = await createAccount(tx, {
           realmId,
@@ -41,6 +49,7 @@ export async function seedDemoRealm(db: Database): Promise<void> {
           fullName: person.full_name,
           role: person.role,
         });
+        await setPasswordHash(tx, id, password);
         people[person.key] = id;
       }
       const id = (key: DemoPerson): number => people[key] ?? 0;

@@ -1,4 +1,4 @@
-import type { Operation } from "./typed-endpoint";
+import { type Operation, isIdParam } from "./typed-endpoint";
 
 /** The OpenAPI 3.1 document of every registered operation, derived from their declarations. */
 export function buildOpenApi(
@@ -11,7 +11,9 @@ export function buildOpenApi(
       name,
       in: "path",
       required: true,
-      schema: { type: "integer", minimum: 0, maximum: 2147483647 },
+      schema: isIdParam(name ?? "")
+        ? { type: "integer", minimum: 0, maximum: 2147483647 }
+        : { type: "string" },
     }));
     const fields = Object.entries(op.params).map(([name, param]) => ({ name, param }));
     const inQuery = op.method === "GET";

@@ -20,8 +20,18 @@ export type PathParamNames<P extends string> = P extends `${string}{${infer Name
   ? Name | PathParamNames<Rest>
   : never;
 
-/** `{ draft_id: number }` from `"/drafts/{draft_id}"`: every path parameter of this API is an id. */
-export type PathParams<P extends string> = { [K in PathParamNames<P>]: number };
+/**
+ * The value of a path parameter named `Name`: a parameter whose name ends in
+ * `_id` is an id (digits that fit an int32, else the path is unknown); any
+ * other (`{email}`) is the segment's text, percent-decoded.
+ */
+export type PathValue<Name extends string> = Name extends `${string}_id` ? number : string;
+
+/** `{ draft_id: number }` from `"/drafts/{draft_id}"`, `{ email: string }` from `"/users/{email}"`. */
+export type PathParams<P extends string> = { [K in PathParamNames<P>]: PathValue<K> };
+
+/** Whether path parameter `name` is an id (see {@link PathValue}). */
+export const isIdParam = (name: string): boolean => name.endsWith("_id");
 
 /** Who may call an operation beyond "any authenticated user". */
 export interface Access {
@@ -74,7 +84,9 @@ export interface Operation {
   access: Access;
   params: Record<string, Param<unknown, unknown>>;
   handler: (
-    context: PublicContext<Record<string, number>, Record<string, unknown>> & { user?: AuthedUser },
+    context: PublicContext<Record<string, number | string>, Record<string, unknown>> & {
+      user?: AuthedUser;
+    },
   ) => Promise<object> | object;
 }
 
@@ -115,7 +127,7 @@ export function publicEndpoint<
 >(
   spec: EndpointSpec<Ps, Names>,
   handler: (
-    context: PublicContext<{ [K in Names]: number }, ParamValues<Ps>>,
+    context: PublicContext<{ [K in Names]: PathValue<K> }, ParamValues<Ps>>,
   ) => Promise<object> | object,
 ): Endpoint<Names> {
   return {
@@ -134,7 +146,7 @@ export function userEndpoint<
 >(
   spec: EndpointSpec<Ps, Names> & { access?: Access },
   handler: (
-    context: UserContext<{ [K in Names]: number }, ParamValues<Ps>>,
+    context: UserContext<{ [K in Names]: PathValue<K> }, ParamValues<Ps>>,
   ) => Promise<object> | object,
 ): Endpoint<Names> {
   return {
@@ -232,27 +244,44 @@ export function compileRoutes(operations: readonly Operation[]): Route[] {
   return [...routes.values()];
 }
 
+/** A text path segment, percent-decoded; undefined (an unknown path) when it does not decode or holds NUL. */
+function decodeSegment(segment: string): string | undefined {
+  try {
+    const text = decodeURIComponent(segment);
+    return text.includes("\u0000") ? undefined : text;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The operation for a method and path, with its path parameters; 404 and 405 as the contract says. */
 export function matchRoute(
   routes: readonly Route[],
   method: string,
   path: string,
-): { operation: Operation; route: Route; pathParams: Record<string, number> } {
+): { operation: Operation; route: Route; pathParams: Record<string, number | string> } {
   for (const route of routes) {
     const match = route.pattern.exec(path);
     if (match === null) continue;
     const segments = match.slice(1);
     // A non-numeric id is an unknown path, as in Zulip's URL patterns.
-    if (!segments.every((segment) => isIntPath(segment))) continue;
+    const pathParams: Record<string, number | string> = {};
+    route.names.forEach((name, i) => {
+      const segment = segments[i] ?? "";
+      const value = isIdParam(name)
+        ? isIntPath(segment)
+          ? Number(segment)
+          : undefined
+        : decodeSegment(segment);
+      if (value !== undefined) pathParams[name] = value;
+    });
+    if (Object.keys(pathParams).length !== route.names.length) continue;
     const operation = route.byMethod.get(method === "HEAD" ? "GET" : method);
     if (operation === undefined) {
       const allowed = [...route.byMethod.keys()];
       if (allowed.includes("GET")) allowed.push("HEAD");
       throw new MethodNotAllowedError(allowed);
     }
-    const pathParams = Object.fromEntries(
-      route.names.map((name, i) => [name, Number(segments[i])]),
-    );
     return { operation, route, pathParams };
   }
   throw new PathNotFoundError();

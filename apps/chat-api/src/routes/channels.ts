@@ -1,4 +1,4 @@
-"@repo/envelope";
+import { channelIdOf, channelSubscribers } from "../actions/channel-lookups";
 import { accessChannelById, doArchiveChannel, listChannels } from "../actions/channels";
 import { channelViews } from "../actions/channel-view";
 import { z } from "zod";
@@ -150,6 +150,27 @@ export function channelRoutes({ db, config }: Services) {
         await doArchiveChannel(db, user, path.stream_id);
         return {};
       },
+    ),
+    getStreamId: userEndpoint(
+      {
+        operationId: "get-stream-id",
+        summary: "Get channel ID",
+        tag: "channels",
+        params: { stream: str().describe("The channel's name") },
+      },
+      async ({ user, params }) => ({ stream_id: await channelIdOf(db, user, params.stream) }),
+    ),
+    getSubscribers: userEndpoint(
+      {
+        pathParams: ["stream_id"],
+        operationId: "get-subscribers",
+        summary: "Get channel subscribers",
+        tag: "channels",
+        params: {},
+      },
+      async ({ user, path }) => ({
+        subscribers: await channelSubscribers(db, user, path.stream_id),
+      }),
     ),
   };
 }

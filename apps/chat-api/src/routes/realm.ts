@@ -125,5 +125,15 @@ export function realmRoutes({ db }: Services) {
         return {};
       },
     ),
+    getCustomEmoji: userEndpoint(
+      {
+        operationId: "get-custom-emoji",
+        summary: "Get all custom emoji",
+        tag: "server_and_organizations",
+        params: {},
+      },
+      // No custom emoji can be uploaded to this server: the realm's set is empty.
+      () => ({ emoji: {} }),
+    ),
   };
 }

@@ -1,5 +1,5 @@
 import { ErrorCode, JsonableError } from "@repo/envelope";
-import { devApiKey } from "../actions/accounts";
+import { devApiKey, passwordApiKey } from "../actions/accounts";
 import { hasWebPublicChannels } from "../actions/channels";
 import { renderPlainText } from "../lib/render";
 import { isIncompatibleClient } from "../lib/client-version";
@@ -10,7 +10,7 @@ import { publicEndpoint } from "../lib/typed-endpoint";
 import { VERSION_FIELDS } from "../lib/version";
 import type { Services } from "../services";
 
-/** GET /server_settings and POST /dev_fetch_api_key: the two operations a client calls before it has a key. */
+/** GET /server_settings, POST /fetch_api_key and POST /dev_fetch_api_key: what a client calls before it has a key. */
 export function serverRoutes({ config, db }: Services) {
   return {
     getServerSettings: publicEndpoint(
@@ -77,6 +77,22 @@ export function serverRoutes({ config, db }: Services) {
         if (realm === undefined)
           throw new JsonableError("Invalid subdomain", ErrorCode.NONEXISTENT_SUBDOMAIN, 404);
         return devApiKey(db, realm, params.username.trim());
+      },
+    ),
+    fetchApiKey: publicEndpoint(
+      {
+        operationId: "fetch-api-key",
+        summary: "Fetch an API key (production)",
+        tag: "authentication",
+        params: {
+          username: str().describe("The user's email address"),
+          password: str().describe("The user's password"),
+        },
+      },
+      async ({ realm, params }) => {
+        if (realm === undefined)
+          throw new JsonableError("Invalid subdomain", ErrorCode.NONEXISTENT_SUBDOMAIN, 404);
+        return passwordApiKey(db, realm, params.username.trim(), params.password);
       },
     ),
   };

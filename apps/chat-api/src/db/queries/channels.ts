@@ -88,3 +88,50 @@ export function channelVisibilityQuery(q: Kysely<DB>, channelId: number, userId:
 export function channelVisibility(tx: Tx, channelId: number, userId: number) {
   return channelVisibilityQuery(tx.q, channelId, userId).executeTakeFirst();
 }
+
+/**
+ * The topics of channel `channelId`, each once (names compared
+ * case-insensitively, as Zulip does) with its newest message's id and that
+ * message's spelling, newest first. With `receivedBy`, only topics of messages
+ * that user received (a channel whose history is not shared with new subscribers).
+ */
+export async function channelTopics(
+  tx: Tx,
+  channelId: number,
+  receivedBy: number | null,
+): Promise<{ name: string; max_id: number }[]> {
+  const rows = await tx.q
+    .selectFrom("messages as m")
+    .select(["m.topic as name", "m.id as max_id"])
+    .where("m.channel_id", "=", channelId)
+    .$if(receivedBy !== null, (query) =>
+      query.where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom("user_messages as um")
+            .select("um.message_id")
+            .whereRef("um.message_id", "=", "m.id")
+            .where("um.user_id", "=", receivedBy ?? 0),
+        ),
+      ),
+    )
+    .distinctOn((eb) => eb.fn("lower", ["m.topic"]))
+    .orderBy((eb) => eb.fn("lower", ["m.topic"]))
+    .orderBy("m.id", "desc")
+    .execute();
+  return rows.sort((a, b) => b.max_id - a.max_id);
+}
+
+/** The ids of channel `channelId`'s active subscribers whose accounts are active, ascending. */
+export async function channelSubscriberIds(tx: Tx, channelId: number): Promise<number[]> {
+  const rows = await tx.q
+    .selectFrom("subscriptions as s")
+    .innerJoin("users as u", "u.id", "s.user_id")
+    .select("u.id")
+    .where("s.channel_id", "=", channelId)
+    .where("s.active", "=", true)
+    .where("u.is_active", "=", true)
+    .orderBy("u.id")
+    .execute();
+  return rows.map((r) => r.id);
+}

@@ -5,7 +5,7 @@ import { sameText } from "./text";
 export function accountByDeliveryEmail(tx: Tx, realmId: number, email: string) {
   return tx.q
     .selectFrom("users")
-    .select(["id", "email", "api_key", "is_active"])
+    .select(["id", "email", "api_key", "is_active", "password"])
     .where("realm_id", "=", realmId)
     .where((eb) => sameText(eb, "delivery_email", email))
     .executeTakeFirst();
@@ -29,4 +29,9 @@ export async function addressTaken(tx: Tx, realmId: number, email: string): Prom
  */
 export async function lockUser(tx: Tx, userId: number): Promise<void> {
   await tx.q.selectFrom("users").select("id").where("id", "=", userId).forNoKeyUpdate().execute();
+}
+
+/** Sets (or, with null, removes) user `userId`'s password hash. */
+export async function setPasswordHash(tx: Tx, userId: number, hash: string | null): Promise<void> {
+  await tx.q.updateTable("users").set({ password: hash }).where("id", "=", userId).execute();
 }
