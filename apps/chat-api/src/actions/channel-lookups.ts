@@ -3,7 +3,7 @@ import { JsonableError } from "@repo/envelope";
 import { channelSubscriberIds, channelTopics } from "../db/queries/channels";
 import type { AuthedUser } from "../lib/auth";
 import { isAdministrator } from "../lib/roles";
-import { accessChannelById, accessChannelByName } from "./channels";
+import { accessChannelById, accessChannelByName, isSubscribed } from "./channels";
 
 /**
  * Zulip's display name of the empty topic ("general chat"), sent in its place
@@ -66,9 +66,5 @@ export async function isUserSubscribed(
   });
   if (user === null) throw new JsonableError("No such user");
   const channel = await accessChannelById(db, viewer, channelId);
-  const subscription = await db.prisma.subscription.findUnique({
-    where: { user_id_channel_id: { user_id: user.id, channel_id: channel.id } },
-    select: { active: true },
-  });
-  return subscription?.active === true;
+  return isSubscribed(db, user.id, channel.id);
 }

@@ -31,10 +31,10 @@ export async function canSee(
   return subscribed();
 }
 
-/** Whether `user` is an active subscriber of channel `channelId`. */
-async function isSubscribed(db: Database, user: AuthedUser, channelId: number) {
+/** Whether user `userId` is an active subscriber of channel `channelId`. */
+export async function isSubscribed(db: Tx, userId: number, channelId: number): Promise<boolean> {
   const subscription = await db.prisma.subscription.findUnique({
-    where: { user_id_channel_id: { user_id: user.id, channel_id: channelId } },
+    where: { user_id_channel_id: { user_id: userId, channel_id: channelId } },
   });
   return subscription?.active === true;
 }
@@ -64,7 +64,10 @@ export async function accessChannelById(
   channelId: number,
 ): Promise<Channel> {
   const channel = await db.prisma.channel.findUnique({ where: { id: channelId } });
-  if (channel === null || !(await canSee(user, channel, () => isSubscribed(db, user, channelId))))
+  if (
+    channel === null ||
+    !(await canSee(user, channel, () => isSubscribed(db, user.id, channelId)))
+  )
     throw new JsonableError("Invalid channel ID");
   return channel;
 }
@@ -88,7 +91,7 @@ export async function accessChannelByName(
   const channel = await channelByName(db, user.realm_id, name);
   if (
     channel === null ||
-    !(await canSee(user, channel, () => isSubscribed(db, user, channel.id)))
+    !(await canSee(user, channel, () => isSubscribed(db, user.id, channel.id)))
   ) {
     throw new JsonableError(`Invalid channel name '${name}'`);
   }

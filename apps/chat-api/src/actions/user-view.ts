@@ -105,16 +105,24 @@ export async function listUsers(
     include: { custom_profile_values: options.customProfileFields },
     orderBy: { id: "asc" },
   });
-  const admin = isAdministrator(viewer.role);
-  return rows.map((row) => {
-    const view = userView(row, {
-      showDeliveryEmail: admin || row.id === viewer.id,
-      clientGravatar: options.clientGravatar,
-    });
-    // Zulip sends profile data for humans only.
-    if (row.is_bot) delete view.profile_data;
-    return view;
+  return rows.map((row) => viewerView(row, viewer, options.clientGravatar));
+}
+
+/**
+ * `row` as `viewer` sees it in GET /users and GET /users/{id}: the delivery
+ * address for administrators and oneself, profile data for humans only (Zulip's).
+ */
+function viewerView(
+  row: User & { custom_profile_values?: CustomProfileFieldValue[] },
+  viewer: AuthedUser,
+  clientGravatar: boolean,
+): UserView {
+  const view = userView(row, {
+    showDeliveryEmail: isAdministrator(viewer.role) || row.id === viewer.id,
+    clientGravatar,
   });
+  if (row.is_bot) delete view.profile_data;
+  return view;
 }
 
 /**
@@ -143,10 +151,5 @@ export async function userByRef(
     orderBy: { id: "asc" },
   });
   if (row === null) throw new JsonableError("No such user");
-  const view = userView(row, {
-    showDeliveryEmail: admin || row.id === viewer.id,
-    clientGravatar: options.clientGravatar,
-  });
-  if (row.is_bot) delete view.profile_data;
-  return view;
+  return viewerView(row, viewer, options.clientGravatar);
 }
