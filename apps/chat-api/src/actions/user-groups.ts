@@ -46,6 +46,9 @@ export type RealmPermission =
   | "can_access_all_users_group_id"
   | "can_create_bots_group_id"
   | "can_create_groups_id"
+  | "can_create_private_channel_group_id"
+  | "can_create_public_channel_group_id"
+  | "can_create_web_public_channel_group_id"
   | "can_invite_users_group_id";
 
 /** Whether `userId` holds the realm permission `setting` (is in the group it names, at any depth). */

@@ -1,10 +1,4 @@
 import { z } from "zod";
-import {
-  MAX_CHANNEL_DESCRIPTION_LENGTH,
-  MAX_CHANNEL_NAME_LENGTH,
-  MAX_TOPIC_LENGTH,
-} from "../actions/channel-settings";
-import { MAX_MESSAGE_LENGTH } from "../actions/messages";
 import { MAX_HISTORY_DAYS } from "../actions/presence";
 import { fetchInitialState } from "../events/initial-state";
 import { createQueue, deleteQueue, pollEvents } from "../events/queue";
@@ -51,20 +45,24 @@ export function eventRoutes({ db, config, events }: Services) {
             slim_presence: params.slim_presence,
           },
         });
-        const state = await fetchInitialState(db, realm, user, {
+        const capability = (name: string) => params.client_capabilities[name] === true;
+        const state = await fetchInitialState(db, config, realm, user, {
           wanted: params.fetch_event_types ?? params.event_types,
           slimPresence: params.slim_presence,
           presenceHistoryDays: params.presence_history_limit_days,
           limitPresenceToAccessible: config.CHAT_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE,
+          clientGravatar: params.client_gravatar,
+          includeSubscribers: params.include_subscribers,
+          capabilities: {
+            notificationSettingsNull: capability("notification_settings_null"),
+            emptyTopicName: capability("empty_topic_name"),
+            includeDeactivatedGroups: capability("include_deactivated_groups"),
+          },
         });
         return {
           queue_id: queueId,
           last_event_id: -1,
           ...VERSION_FIELDS,
-          max_stream_name_length: MAX_CHANNEL_NAME_LENGTH,
-          max_stream_description_length: MAX_CHANNEL_DESCRIPTION_LENGTH,
-          max_topic_length: MAX_TOPIC_LENGTH,
-          max_message_length: MAX_MESSAGE_LENGTH,
           ...state,
         };
       },

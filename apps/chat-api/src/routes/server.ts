@@ -4,6 +4,7 @@ import { hasWebPublicChannels } from "../actions/channels";
 import { renderPlainText } from "../lib/render";
 import { isIncompatibleClient } from "../lib/client-version";
 import { isProduction } from "../lib/config";
+import { authenticationMethods } from "../lib/auth-methods";
 import { str } from "../lib/params";
 import { realmIconUrl, realmUrl } from "../lib/realm-url";
 import { publicEndpoint } from "../lib/typed-endpoint";
@@ -22,22 +23,7 @@ export function serverRoutes({ config, db }: Services) {
       },
       async ({ realm, request }) => {
         const settings = {
-          // API-key login only: password and the development key, as configured.
-          authentication_methods: {
-            password: realm?.password_auth_enabled ?? true,
-            dev: !isProduction(config),
-            email: false,
-            ldap: false,
-            remoteuser: false,
-            github: false,
-            azuread: false,
-            gitlab: false,
-            apple: false,
-            google: false,
-            saml: false,
-            "openid connect": false,
-            discord: false,
-          },
+          authentication_methods: authenticationMethods(config, realm),
           external_authentication_methods: [],
           ...VERSION_FIELDS,
           push_notifications_enabled: config.CHAT_PUSH_BOUNCER_URL !== undefined,

@@ -11,9 +11,12 @@ function load(name: string): Json {
   return JSON.parse(readFileSync(join(FIXTURES, `${name}.json`), "utf8")) as Json;
 }
 
-/** `zulip_x` and its `chat_x` twin (the behaviour contract sends both); other names as they are. */
+/** The version fields the behaviour contract sends under both names. */
+const VERSION_NAMES = new Set(["zulip_version", "zulip_feature_level", "zulip_merge_base"]);
+
+/** A version field `zulip_x` and its `chat_x` twin; other names as they are. */
 const bothNames = (name: string): string[] =>
-  name.startsWith("zulip_") ? [name, name.replace(/^zulip_/, "chat_")] : [name];
+  VERSION_NAMES.has(name) ? [name, name.replace(/^zulip_/, "chat_")] : [name];
 
 /**
  * Inlines `$ref`s, and gives each of Zulip's `zulip_*` fields a `chat_*` twin
@@ -132,6 +135,61 @@ export function zulipResponseSchema(
     content: { "application/json": { schema: Json } };
   };
   const validate = ajv.compile(content.content["application/json"].schema);
+  return (body) => {
+    if (validate(body)) return [];
+    return (validate.errors ?? []).map(
+      (e) => `${e.instancePath} ${e.message ?? ""} ${JSON.stringify(e.params)}`,
+    );
+  };
+}
+
+/** `register-state.json`: the state keys of `POST /register` (see the folder's NOTICE). */
+const registerState = load("register-state") as {
+  properties: Json;
+  requiredByFetchType: Record<string, string[]>;
+};
+
+/** Every state type register-state.json knows (`fetch_event_types` values). */
+export const REGISTER_STATE_TYPES = [
+  ...new Set(Object.keys(registerState.requiredByFetchType).flatMap((t) => t.split("+"))),
+];
+
+/**
+ * A validator of a `POST /register` answer to a request for the state types
+ * `fetchTypes`: Zulip's `/register` schema (companions.json) with every
+ * state key of register-state.json, no other key, and each key that the
+ * types asked for require present (`update_message_flags+message`: both).
+ */
+export function registerSchema(fetchTypes: readonly string[]): (body: unknown) => string[] {
+  const document = documents.companions;
+  const operation = ((document.paths as Json)["/register"] as Json).post as Json;
+  const response = ((operation.responses as Json)["200"] as Json).content as Json;
+  const [base, own] = ((response["application/json"] as Json).schema as Json).allOf as Json[];
+  const required = Object.entries(registerState.requiredByFetchType)
+    .filter(([types]) => types.split("+").every((type) => fetchTypes.includes(type)))
+    .flatMap(([, keys]) => keys);
+  const schema = normalize(
+    {
+      allOf: [
+        base,
+        {
+          ...own,
+          additionalProperties: false,
+          properties: { ...(own?.properties as Json), ...registerState.properties },
+          required: [
+            "queue_id",
+            "last_event_id",
+            "zulip_feature_level",
+            "zulip_version",
+            ...required,
+          ],
+        },
+      ],
+    },
+    document,
+  ) as Json;
+  allowNewerChannelFields(schema);
+  const validate = ajv.compile(schema);
   return (body) => {
     if (validate(body)) return [];
     return (validate.errors ?? []).map(

@@ -1,0 +1,200 @@
+import type { Tx } from "../db/kysely";
+import type { Realm } from "../gen/prisma/client";
+import {
+  MAX_CHANNEL_DESCRIPTION_LENGTH,
+  MAX_CHANNEL_NAME_LENGTH,
+  MAX_TOPIC_LENGTH,
+} from "../actions/channel-settings";
+import { MAX_MESSAGE_LENGTH } from "../actions/messages";
+import { type SystemGroupName, systemGroupIds } from "../actions/realm-creation";
+import { listLinkifiers, listProfileFields } from "../actions/realm-config";
+import { realmAuthenticationMethods } from "../lib/auth-methods";
+import type { Config } from "../lib/config";
+import { renderPlainText } from "../lib/render";
+import { realmIconUrl, realmUrl } from "../lib/realm-url";
+import { EMPTY_TOPIC_DISPLAY_NAME } from "../actions/channel-lookups";
+import { VERSION_FIELDS } from "../lib/version";
+
+/** Zulip's custom profile field types (`custom_profile_field_types`). */
+const PROFILE_FIELD_TYPES = {
+  SHORT_TEXT: { id: 1, name: "Text (short)" },
+  LONG_TEXT: { id: 2, name: "Text (long)" },
+  SELECT: { id: 3, name: "List of options" },
+  DATE: { id: 4, name: "Date" },
+  URL: { id: 5, name: "Link" },
+  USER: { id: 6, name: "Users" },
+  EXTERNAL_ACCOUNT: { id: 7, name: "External account" },
+  PRONOUNS: { id: 8, name: "Pronouns" },
+};
+
+/**
+ * Realm permissions this server has no column for: Zulip's defaults for a
+ * new organization, by system group.
+ */
+const FIXED_REALM_GROUPS: Record<string, SystemGroupName> = {
+  can_add_custom_emoji_group: "role:members",
+  can_create_write_only_bots_group: "role:members",
+  can_delete_any_message_group: "role:administrators",
+  can_delete_own_message_group: "role:everyone",
+  can_manage_billing_group: "role:administrators",
+  can_mention_many_users_group: "role:administrators",
+  can_move_messages_between_channels_group: "role:members",
+  can_move_messages_between_topics_group: "role:everyone",
+  can_resolve_topics_group: "role:everyone",
+  can_set_delete_message_policy_group: "role:moderators",
+  can_set_topics_policy_group: "role:moderators",
+  can_summarize_topics_group: "role:everyone",
+  create_multiuse_invite_group: "role:administrators",
+  direct_message_initiator_group: "role:everyone",
+  direct_message_permission_group: "role:everyone",
+};
+
+/** Seconds a client should wait on `GET /events` before it gives up (Zulip's 90 s cap). */
+export function longpollTimeoutSeconds(config: Config): number {
+  return Math.min(90, Math.ceil(config.CHAT_EVENT_HEARTBEAT_SECONDS) + 10);
+}
+
+/**
+ * The `realm` state of `POST /register`: the organization's settings as
+ * Zulip's `realm_*` keys, the server's limits and features (`max_*`,
+ * `server_*`). What this server does not have is answered as Zulip answers
+ * an organization with the feature off (no custom emoji, no video calls,
+ * no uploads quota).
+ */
+export async function realmState(tx: Tx, config: Config, realm: Realm) {
+  const groups = await systemGroupIds(tx, realm.id);
+  const group = (id: number | null, fallback: SystemGroupName) => id ?? groups[fallback];
+  const url = realmUrl(config, realm);
+  return {
+    ...VERSION_FIELDS,
+    custom_profile_fields: await listProfileFields(tx, realm.id),
+    custom_profile_field_types: PROFILE_FIELD_TYPES,
+    event_queue_longpoll_timeout_seconds: longpollTimeoutSeconds(config),
+    giphy_api_key: "",
+    giphy_rating_options: { disabled: { id: 0, name: "GIPHY integration disabled" } },
+    max_avatar_file_size_mib: 5,
+    max_file_upload_size_mib: 0,
+    max_icon_file_size_mib: 5,
+    max_logo_file_size_mib: 5,
+    max_message_length: MAX_MESSAGE_LENGTH,
+    max_stream_description_length: MAX_CHANNEL_DESCRIPTION_LENGTH,
+    max_stream_name_length: MAX_CHANNEL_NAME_LENGTH,
+    max_topic_length: MAX_TOPIC_LENGTH,
+    max_bulk_new_subscription_messages: 100,
+    password_min_length: 6,
+    password_max_length: 100,
+    password_min_guesses: 10000,
+    realm_allow_message_editing: true,
+    realm_authentication_methods: realmAuthenticationMethods(config, realm),
+    realm_available_video_chat_providers: { disabled: { name: "None", id: 0 } },
+    realm_avatar_changes_disabled: false,
+    realm_bot_domain: new URL(url).hostname,
+    realm_can_access_all_users_group: group(realm.can_access_all_users_group_id, "role:everyone"),
+    realm_can_add_subscribers_group: group(realm.can_add_subscribers_group_id, "role:members"),
+    realm_can_create_bots_group: group(realm.can_create_bots_group_id, "role:members"),
+    realm_can_create_groups: group(realm.can_create_groups_id, "role:members"),
+    realm_can_create_private_channel_group: group(
+      realm.can_create_private_channel_group_id,
+      "role:members",
+    ),
+    realm_can_create_public_channel_group: group(
+      realm.can_create_public_channel_group_id,
+      "role:members",
+    ),
+    realm_can_create_web_public_channel_group: group(
+      realm.can_create_web_public_channel_group_id,
+      "role:owners",
+    ),
+    realm_can_invite_users_group: group(realm.can_invite_users_group_id, "role:members"),
+    realm_can_manage_all_groups: group(realm.can_manage_all_groups_id, "role:administrators"),
+    ...Object.fromEntries(
+      Object.entries(FIXED_REALM_GROUPS).map(([name, system]) => [`realm_${name}`, groups[system]]),
+    ),
+    realm_date_created: Math.floor(realm.date_created.getTime() / 1000),
+    realm_default_code_block_language: "",
+    realm_default_external_accounts: {},
+    realm_default_language: "en",
+    realm_description: renderPlainText(realm.description),
+    realm_digest_emails_enabled: false,
+    realm_digest_weekday: 1,
+    realm_disallow_disposable_email_addresses: true,
+    realm_domains: [],
+    realm_email_auth_enabled: realm.email_auth_enabled,
+    realm_email_changes_disabled: false,
+    realm_emails_restricted_to_domains: false,
+    realm_embedded_bots: [],
+    realm_empty_topic_display_name: EMPTY_TOPIC_DISPLAY_NAME,
+    realm_enable_guest_user_dm_warning: true,
+    realm_enable_guest_user_indicator: true,
+    realm_enable_read_receipts: false,
+    realm_enable_spectator_access: realm.enable_spectator_access,
+    realm_giphy_rating: 0,
+    realm_icon_source: realm.icon_url === null ? "G" : "U",
+    realm_icon_url: realmIconUrl(config, realm),
+    realm_incoming_webhook_bots: [],
+    realm_inline_image_preview: false,
+    realm_inline_url_embed_preview: false,
+    realm_invite_required: true,
+    realm_jitsi_server_url: null,
+    realm_linkifiers: await listLinkifiers(tx, realm.id),
+    realm_logo_source: "D",
+    realm_logo_url: realmIconUrl(config, realm),
+    realm_message_content_allowed_in_email_notifications: true,
+    realm_message_content_edit_limit_seconds: 600,
+    realm_message_content_delete_limit_seconds: null,
+    realm_message_edit_history_visibility_policy: "all",
+    realm_message_retention_days: realm.message_retention_days ?? -1,
+    realm_moderation_request_channel_id: -1,
+    realm_move_messages_between_streams_limit_seconds: 604800,
+    realm_move_messages_within_stream_limit_seconds: 604800,
+    realm_name: realm.name,
+    realm_name_changes_disabled: false,
+    realm_new_stream_announcements_stream_id: realm.new_stream_announcements_stream_id ?? -1,
+    realm_night_logo_source: "D",
+    realm_night_logo_url: realmIconUrl(config, realm),
+    realm_org_type: 0,
+    realm_password_auth_enabled: realm.password_auth_enabled,
+    realm_plan_type: 1,
+    realm_playgrounds: [],
+    realm_presence_disabled: false,
+    realm_push_notifications_enabled: config.CHAT_PUSH_BOUNCER_URL !== undefined,
+    realm_push_notifications_enabled_end_timestamp: null,
+    realm_require_e2ee_push_notifications: false,
+    realm_require_unique_names: false,
+    realm_send_channel_events_messages: true,
+    realm_send_welcome_emails: false,
+    realm_signup_announcements_stream_id: -1,
+    realm_topics_policy: "allow_empty_topic",
+    realm_upload_quota_mib: null,
+    realm_uri: url,
+    realm_url: url,
+    realm_video_chat_provider: 0,
+    realm_waiting_period_threshold: 0,
+    realm_want_advertise_in_communities_directory: false,
+    realm_web_public_access_enabled: config.CHAT_WEB_PUBLIC_STREAMS_ENABLED,
+    realm_welcome_message_custom_text: "",
+    realm_zulip_update_announcements_stream_id: -1,
+    server_avatar_changes_disabled: false,
+    server_can_summarize_topics: false,
+    server_emoji_data_url: `${url}/static/generated/emoji/emoji_api.json`,
+    server_inline_image_preview: false,
+    server_inline_url_embed_preview: false,
+    server_jitsi_server_url: null,
+    server_max_deactivated_realm_deletion_days: null,
+    server_min_deactivated_realm_deletion_days: null,
+    server_name_changes_disabled: false,
+    server_needs_upgrade: false,
+    server_presence_offline_threshold_seconds: 140,
+    server_presence_ping_interval_seconds: 60,
+    server_report_message_types: [],
+    server_thumbnail_formats: [],
+    server_typing_started_expiry_period_milliseconds: 15000,
+    server_typing_started_wait_period_milliseconds: 10000,
+    server_typing_stopped_wait_period_milliseconds: 5000,
+    server_web_public_streams_enabled: config.CHAT_WEB_PUBLIC_STREAMS_ENABLED,
+    settings_send_digest_emails: false,
+    stop_words: [],
+    upgrade_text_for_wide_organization_logo: "",
+    zulip_plan_is_not_limited: true,
+  };
+}

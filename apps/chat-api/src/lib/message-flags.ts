@@ -1,0 +1,26 @@
+/**
+ * The bits of `user_messages.flags`, numbered as Zulip numbers them
+ * (`UserMessage.flags` in its models), and their names on the wire.
+ */
+export const MESSAGE_FLAGS = {
+  read: 1n,
+  starred: 2n,
+  collapsed: 4n,
+  mentioned: 8n,
+  wildcard_mentioned: 16n,
+  has_alert_word: 512n,
+  historical: 1024n,
+} as const;
+
+/** A flag's name on the wire. */
+export type MessageFlag = keyof typeof MESSAGE_FLAGS;
+
+/** Flags that mark a message as mentioning the user (`is:mentioned`, `unread_msgs.mentions`). */
+export const MENTION_FLAGS = MESSAGE_FLAGS.mentioned | MESSAGE_FLAGS.wildcard_mentioned;
+
+/** The names of the flags set in `bits`, in Zulip's order. */
+export function flagNames(bits: bigint): MessageFlag[] {
+  return (Object.keys(MESSAGE_FLAGS) as MessageFlag[]).filter(
+    (name) => (bits & MESSAGE_FLAGS[name]) !== 0n,
+  );
+}

@@ -1,0 +1,232 @@
+import {
+  type Cast,
+  type TestServer,
+  channelIds,
+  loadCast,
+  startTestServer,
+} from "./support/server";
+import { REGISTER_STATE_TYPES, registerSchema } from "./support/zulip-schema";
+
+/**
+ * POST /register's initial state: every state type a real client asks for,
+ * each answer checked against Zulip's schema of /register (with the state
+ * keys of register-state.json), and the state kept current by the events
+ * that follow it.
+ */
+
+/** What Zulip's mobile app asks for at start (its `fetch_event_types`). */
+const MOBILE_FETCH_TYPES = [
+  "alert_words",
+  "custom_profile_fields",
+  "message",
+  "muted_topics",
+  "muted_users",
+  "presence",
+  "realm",
+  "realm_emoji",
+  "realm_filters",
+  "realm_linkifiers",
+  "realm_user",
+  "realm_user_groups",
+  "recent_private_conversations",
+  "stream",
+  "subscription",
+  "update_message_flags",
+  "user_settings",
+  "user_status",
+  "user_topic",
+  "zulip_version",
+];
+
+const MOBILE_CAPABILITIES = {
+  notification_settings_null: true,
+  bulk_message_deletion: true,
+  user_avatar_url_field_optional: true,
+  stream_typing_notifications: true,
+  user_settings_object: true,
+};
+
+let server: TestServer;
+let cast: Cast;
+let channels: Record<string, number>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  cast = await loadCast(server, ["iago", "hamlet", "othello", "cordelia", "polonius", "prospero"]);
+  channels = await channelIds(server);
+});
+
+afterAll(() => server.close());
+
+const as = (who: string) => cast.as(who);
+const id = (who: string) => cast.id(who);
+
+async function register(who: string, form: Record<string, unknown>) {
+  const encoded = Object.fromEntries(
+    Object.entries(form).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]),
+  );
+  const reply = await server.call("POST", "/api/v1/register", { ...as(who), form: encoded });
+  expect(reply.status).toBe(200);
+  return reply.body as Record<string, unknown> & { queue_id: string };
+}
+
+async function send(who: string, form: Record<string, string>): Promise<number> {
+  const reply = await server.call("POST", "/api/v1/messages", { ...as(who), form });
+  expect(reply.status).toBe(200);
+  return reply.body.id as number;
+}
+
+describe("POST /api/v1/register: the initial state", () => {
+  it("answers every state type of the mobile app's start as Zulip's schema describes it", async () => {
+    const state = await register("othello", {
+      fetch_event_types: MOBILE_FETCH_TYPES,
+      event_types: MOBILE_FETCH_TYPES,
+      client_capabilities: MOBILE_CAPABILITIES,
+    });
+    expect(registerSchema(MOBILE_FETCH_TYPES)(state)).toEqual([]);
+    expect(state).toMatchObject({
+      user_id: id("othello"),
+      email: "othello@example.com",
+      full_name: "Othello, the Moor of Venice",
+      is_admin: false,
+      realm_name: expect.any(String) as string,
+      zulip_version: expect.any(String) as string,
+      event_queue_longpoll_timeout_seconds: expect.any(Number) as number,
+    });
+    // Othello has not read the demo's channel messages.
+    const unread = state.unread_msgs as { count: number; streams: { stream_id: number }[] };
+    expect(unread.count).toBeGreaterThan(0);
+    expect(unread.streams.map((s) => s.stream_id)).toContain(channels.Denmark);
+    expect(state.max_message_id).toBeGreaterThan(0);
+    const people = state.realm_users as { user_id: number }[];
+    expect(people.map((p) => p.user_id)).toEqual(
+      expect.arrayContaining([id("hamlet"), id("iago"), id("othello")]),
+    );
+    const subscribed = state.subscriptions as { stream_id: number; desktop_notifications: null }[];
+    expect(subscribed.length).toBeGreaterThan(0);
+    // notification_settings_null: the channel's settings follow the user's defaults.
+    expect(subscribed[0]?.desktop_notifications).toBeNull();
+  });
+
+  it("answers all it knows, schema-valid, when no type is named", async () => {
+    const state = await register("iago", {});
+    expect(registerSchema(REGISTER_STATE_TYPES)(state)).toEqual([]);
+    // Without notification_settings_null, the defaults are spelled out.
+    const subscribed = state.subscriptions as { desktop_notifications: unknown }[];
+    expect(typeof subscribed[0]?.desktop_notifications).toBe("boolean");
+    // An administrator sees every bot.
+    expect((state.realm_bots as unknown[]).length).toBeGreaterThan(0);
+  });
+
+  it("answers only the types asked for", async () => {
+    const state = await register("hamlet", { fetch_event_types: ["message"] });
+    expect(registerSchema(["message"])(state)).toEqual([]);
+    expect(state).toHaveProperty("max_message_id");
+    expect(state).not.toHaveProperty("unread_msgs");
+    expect(state).not.toHaveProperty("realm_users");
+    expect(state).not.toHaveProperty("realm_name");
+  });
+
+  it("keeps unread_msgs, max_message_id and recent_private_conversations right after sends and reads", async () => {
+    const types = ["message", "update_message_flags", "recent_private_conversations"];
+    const before = await register("cordelia", { fetch_event_types: types });
+    const dm = await send("hamlet", { type: "direct", to: `[${id("cordelia")}]`, content: "hi" });
+    const group = await send("hamlet", {
+      type: "direct",
+      to: `[${id("cordelia")},${id("othello")}]`,
+      content: "all of us",
+    });
+    const after = await register("cordelia", { fetch_event_types: types });
+    expect(registerSchema(types)(after)).toEqual([]);
+    expect(after.max_message_id).toBe(group);
+    const unread = after.unread_msgs as {
+      count: number;
+      pms: { other_user_id: number; unread_message_ids: number[] }[];
+      huddles: { user_ids_string: string; unread_message_ids: number[] }[];
+    };
+    const beforeCount = (before.unread_msgs as { count: number }).count;
+    expect(unread.count).toBe(beforeCount + 2);
+    expect(unread.pms).toContainEqual(
+      expect.objectContaining({ other_user_id: id("hamlet"), unread_message_ids: [dm] }),
+    );
+    const members = [id("hamlet"), id("cordelia"), id("othello")].sort((a, b) => a - b).join(",");
+    expect(unread.huddles).toContainEqual({
+      user_ids_string: members,
+      unread_message_ids: [group],
+    });
+    const recent = after.recent_private_conversations as {
+      max_message_id: number;
+      user_ids: number[];
+    }[];
+    expect(recent[0]).toEqual({
+      max_message_id: group,
+      user_ids: [id("hamlet"), id("othello")].sort((a, b) => a - b),
+    });
+    expect(recent[1]).toEqual({ max_message_id: dm, user_ids: [id("hamlet")] });
+
+    const read = await server.call("POST", "/api/v1/mark_all_as_read", as("cordelia"));
+    expect(read.status).toBe(200);
+    const cleared = await register("cordelia", { fetch_event_types: types });
+    expect(cleared.unread_msgs).toEqual({
+      pms: [],
+      streams: [],
+      huddles: [],
+      mentions: [],
+      count: 0,
+      old_unreads_missing: false,
+    });
+  });
+
+  it("names the empty topic `general chat` unless the client takes empty names", async () => {
+    const topic = "";
+    await send("hamlet", {
+      type: "stream",
+      to: String(channels.Denmark),
+      topic,
+      content: "in the empty topic",
+    });
+    const types = ["message", "update_message_flags"];
+    const named = await register("othello", { fetch_event_types: types });
+    const raw = await register("othello", {
+      fetch_event_types: types,
+      client_capabilities: { empty_topic_name: true },
+    });
+    const topics = (state: Record<string, unknown>) =>
+      (state.unread_msgs as { streams: { topic: string }[] }).streams.map((s) => s.topic);
+    expect(topics(named)).toContain("general chat");
+    expect(topics(named)).not.toContain("");
+    expect(topics(raw)).toContain("");
+  });
+
+  it("lists a guest's subscriptions, and no public channel the guest cannot see", async () => {
+    const state = await register("polonius", {
+      fetch_event_types: ["subscription", "stream", "realm_user"],
+    });
+    expect(registerSchema(["subscription", "stream", "realm_user"])(state)).toEqual([]);
+    expect(state.is_guest).toBe(true);
+    expect(state.can_create_streams).toBe(false);
+    const subscribed = (state.subscriptions as { stream_id: number }[]).map((s) => s.stream_id);
+    const never = (state.never_subscribed as { stream_id: number }[]).map((s) => s.stream_id);
+    const streams = (state.streams as { stream_id: number }[]).map((s) => s.stream_id);
+    expect(never).toEqual([]);
+    expect([...streams].sort()).toEqual([...subscribed].sort());
+  });
+
+  it("gives subscribers with include_subscribers, and a member the channels never joined", async () => {
+    const created = await server.call("POST", "/api/v1/users/me/subscriptions", {
+      ...as("iago"),
+      form: { subscriptions: JSON.stringify([{ name: "register-state-new" }]) },
+    });
+    expect(created.status).toBe(200);
+    const state = await register("hamlet", {
+      fetch_event_types: ["subscription"],
+      include_subscribers: "true",
+    });
+    expect(registerSchema(["subscription"])(state)).toEqual([]);
+    const never = state.never_subscribed as { name: string; subscribers: number[] }[];
+    const fresh = never.find((c) => c.name === "register-state-new");
+    expect(fresh?.subscribers).toEqual([id("iago")]);
+    const subscribed = state.subscriptions as { subscribers: number[] }[];
+    expect(subscribed.every((s) => Array.isArray(s.subscribers))).toBe(true);
+  });
+});
