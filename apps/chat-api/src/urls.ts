@@ -55,6 +55,7 @@ export function buildApi(services: Services): Api {
     // Messages
     url("POST", "/messages", messages.sendMessage),
     url("GET", "/messages", messages.getMessages),
+    url("GET", "/messages/matches_narrow", messages.matchesNarrow),
     url("POST", "/mark_all_as_read", flags.markAllAsRead),
     // Message reminders
     url("POST", "/reminders", reminders.createMessageReminder),

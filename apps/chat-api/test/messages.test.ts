@@ -263,8 +263,11 @@ describe("GET /api/v1/messages", () => {
   it("refuses an unknown narrow operator, a bad anchor and too many messages", async () => {
     const bad = (query: Record<string, unknown>) =>
       server.call("GET", "/api/v1/messages", { ...as("othello"), query });
+    expect((await bad({ narrow: [{ operator: "bogus", operand: "x" }] })).body).toEqual(
+      apiError("Invalid narrow operator: bogus"),
+    );
     expect((await bad({ narrow: [{ operator: "near", operand: "x" }] })).body).toEqual(
-      apiError("Invalid narrow operator: near"),
+      apiError('Invalid narrow operand for near: "x"'),
     );
     expect((await bad({ anchor: "middle" })).body).toEqual(apiError("Invalid anchor"));
     expect((await bad({ num_before: 4000, num_after: 2000 })).body).toEqual(

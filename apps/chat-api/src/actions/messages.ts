@@ -6,6 +6,7 @@ import { renderPlainText } from "../lib/render";
 import { sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
 import { codePoints } from "../lib/text";
+import { MESSAGE_FLAGS } from "../lib/message-flags";
 import { isGuest } from "../lib/roles";
 import { MAX_TOPIC_LENGTH } from "./channel-settings";
 import { canSee, channelByName } from "./channels";
@@ -16,9 +17,6 @@ import { topicExists } from "../db/queries/channels";
 
 /** `max_message_length`: longer content is cut, as Zulip does. */
 export const MAX_MESSAGE_LENGTH = 10_000;
-
-/** The `read` bit of `user_messages.flags` (Zulip's flag numbering). */
-export const READ = 1n;
 
 /** Who sends a message: a user, or the notification bot. */
 export interface Sender {
@@ -95,7 +93,7 @@ export async function insertMessage(
     data: [...readers].map((user_id) => ({
       user_id,
       message_id: message.id,
-      flags: user_id === sender.id ? READ : 0n,
+      flags: user_id === sender.id ? MESSAGE_FLAGS.read : 0n,
     })),
   });
   const [view] = await messageViews(tx, [message.id], {

@@ -1,11 +1,18 @@
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
-import type { Prisma } from "../gen/prisma/client";
 import { markReadBatch } from "../db/queries/messages";
+import {
+  type NarrowCondition,
+  firstMessageSince,
+  narrowedMessages,
+} from "../db/queries/message-narrow";
 import { sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
+import { MENTION_FLAGS, MESSAGE_FLAGS, flagNames } from "../lib/message-flags";
+import { escapeHtml } from "../lib/render";
 import { accessChannelById, accessChannelByName } from "./channels";
-import { READ, type ViewOptions, messageViews } from "./messages";
+import { type ViewOptions, messageViews } from "./messages";
+import { findUsers } from "./user-lookup";
 
 /** One narrow term, as Zulip clients send them. */
 export interface NarrowTerm {
@@ -14,9 +21,12 @@ export interface NarrowTerm {
   negated?: boolean;
 }
 
+/** Where GET /messages starts reading. */
+export type Anchor = "newest" | "oldest" | "first_unread" | { date: Date } | number;
+
 /** What GET /messages asks for, parsed. */
 export interface MessageQuery {
-  anchor: "newest" | "oldest" | "first_unread" | number;
+  anchor: Anchor;
   numBefore: number;
   numAfter: number;
   includeAnchor: boolean;
@@ -27,57 +37,171 @@ export interface MessageQuery {
 /** At most this many messages per GET /messages, as Zulip. */
 export const MAX_MESSAGES_PER_FETCH = 5000;
 
-/** The `user_messages` filter of a narrow (channel, topic, sender, direct messages, unread). */
-async function narrowFilter(
+/** The anchor Zulip answers when there is no message after it (`LARGER_THAN_MAX_MESSAGE_ID`). */
+export const LARGER_THAN_MAX_MESSAGE_ID = 10_000_000_000_000_000;
+
+/** The largest message id the id column holds; anchors past it match nothing newer. */
+const MAX_STORED_ID = 2_147_483_647;
+
+/** The prefix of a resolved topic (Zulip's `RESOLVED_TOPIC_PREFIX`). */
+export const RESOLVED_TOPIC_PREFIX = "\u2714 ";
+
+/** `visibility_policy` of a followed topic. */
+const FOLLOWED = 3;
+
+const badOperand = (operator: string, operand: unknown) =>
+  new JsonableError(`Invalid narrow operand for ${operator}: ${JSON.stringify(operand)}`);
+
+/** The user ids an operand names: an id, a list of ids, or comma-separated ids and addresses. */
+async function usersNamed(
+  db: Database,
+  user: AuthedUser,
+  operator: string,
+  operand: NarrowTerm["operand"],
+): Promise<number[]> {
+  const refs: (number | string)[] = Array.isArray(operand)
+    ? operand
+    : typeof operand === "number"
+      ? [operand]
+      : operand
+          .split(",")
+          .map((part) => part.trim())
+          .filter((part) => part !== "")
+          .map((part) => (/^\d{1,10}$/.test(part) ? Number(part) : part));
+  if (refs.length === 0) throw badOperand(operator, operand);
+  const found = await findUsers(db, user.realm_id, refs, () => {
+    throw new JsonableError(`Invalid narrow operator: unknown user in ${JSON.stringify(operand)}`);
+  });
+  return found.map((u) => u.id);
+}
+
+/** One narrow term resolved to ids (channels and users looked up, visibility checked). */
+async function condition(
+  db: Database,
+  user: AuthedUser,
+  term: NarrowTerm,
+): Promise<NarrowCondition | undefined> {
+  const negated = term.negated === true;
+  const { operand } = term;
+  switch (term.operator) {
+    case "channel":
+    case "stream": {
+      if (Array.isArray(operand)) throw badOperand(term.operator, operand);
+      const channel =
+        typeof operand === "number"
+          ? await accessChannelById(db, user, operand)
+          : await accessChannelByName(db, user, operand);
+      return { negated, kind: "channel", channelId: channel.id };
+    }
+    case "channels":
+    case "streams":
+      if (operand !== "public") throw badOperand(term.operator, operand);
+      return { negated, kind: "public-channels" };
+    case "topic":
+    case "subject":
+      if (typeof operand !== "string") throw badOperand(term.operator, operand);
+      return { negated, kind: "topic", topic: operand };
+    case "sender":
+    case "from": {
+      if (operand === "me") return { negated, kind: "sender", userId: user.id };
+      const [id, ...more] = await usersNamed(db, user, term.operator, operand);
+      if (id === undefined || more.length > 0) throw badOperand(term.operator, operand);
+      return { negated, kind: "sender", userId: id };
+    }
+    case "dm":
+    case "pm-with": {
+      const ids = await usersNamed(db, user, term.operator, operand);
+      const members = [...new Set([...ids, user.id])].sort((a, b) => a - b);
+      return { negated, kind: "conversation", dmKey: members.join(",") };
+    }
+    case "dm-including":
+    case "group-pm-with": {
+      const [id, ...more] = await usersNamed(db, user, term.operator, operand);
+      if (id === undefined || more.length > 0) throw badOperand(term.operator, operand);
+      return { negated, kind: "direct-including", userId: id };
+    }
+    case "is":
+      switch (operand) {
+        case "dm":
+        case "private":
+          return { negated, kind: "direct" };
+        case "unread":
+          return { negated, kind: "unread", read: MESSAGE_FLAGS.read };
+        case "starred":
+          return { negated, kind: "flag", bits: MESSAGE_FLAGS.starred };
+        case "mentioned":
+          return { negated, kind: "flag", bits: MENTION_FLAGS };
+        case "alerted":
+          return { negated, kind: "flag", bits: MESSAGE_FLAGS.has_alert_word };
+        case "followed":
+          return { negated, kind: "followed", policy: FOLLOWED };
+        case "resolved":
+          return { negated, kind: "resolved", prefix: RESOLVED_TOPIC_PREFIX };
+        default:
+          throw badOperand(term.operator, operand);
+      }
+    case "has":
+      if (operand === "link" || operand === "image" || operand === "attachment")
+        return { negated, kind: "has", what: operand };
+      throw badOperand(term.operator, operand);
+    case "search":
+      if (typeof operand !== "string") throw badOperand(term.operator, operand);
+      return operand.trim() === "" ? undefined : { negated, kind: "search", text: operand };
+    case "id": {
+      const id =
+        typeof operand === "string" && /^\d{1,10}$/.test(operand) ? Number(operand) : operand;
+      if (typeof id !== "number") throw badOperand(term.operator, operand);
+      return { negated, kind: "id", id };
+    }
+    case "near":
+      // Clients move the anchor to the message; the narrow itself is unchanged.
+      if (
+        typeof operand === "number" ||
+        (typeof operand === "string" && /^\d{1,10}$/.test(operand))
+      )
+        return undefined;
+      throw badOperand(term.operator, operand);
+    default:
+      throw new JsonableError(`Invalid narrow operator: ${term.operator}`);
+  }
+}
+
+/** A narrow's terms resolved to conditions on the user's messages. */
+export async function narrowConditions(
   db: Database,
   user: AuthedUser,
   narrow: readonly NarrowTerm[],
-): Promise<Prisma.UserMessageWhereInput[]> {
-  const filters: Prisma.UserMessageWhereInput[] = [];
+): Promise<NarrowCondition[]> {
+  const conditions: NarrowCondition[] = [];
   for (const term of narrow) {
-    let filter: Prisma.UserMessageWhereInput;
-    const operand = term.operand;
-    switch (term.operator) {
-      case "channel":
-      case "stream": {
-        const channel =
-          typeof operand === "number"
-            ? await accessChannelById(db, user, operand)
-            : await accessChannelByName(db, user, String(operand));
-        filter = { message: { channel_id: channel.id } };
-        break;
-      }
-      case "topic":
-        filter = { message: { topic: { equals: String(operand), mode: "insensitive" } } };
-        break;
-      case "sender":
-        filter = {
-          message:
-            typeof operand === "number"
-              ? { sender_id: operand }
-              : { sender: { email: { equals: String(operand), mode: "insensitive" } } },
-        };
-        break;
-      case "is":
-        if (operand === "unread") filter = { flags: { equals: 0n } };
-        else if (operand === "dm" || operand === "private")
-          filter = { message: { channel_id: null } };
-        else throw new JsonableError(`Invalid narrow operand: ${String(operand)}`);
-        break;
-      case "dm":
-      case "pm-with": {
-        const ids = Array.isArray(operand) ? operand : [];
-        filter = {
-          message: { dm_key: [...new Set([...ids, user.id])].sort((a, b) => a - b).join(",") },
-        };
-        break;
-      }
-      default:
-        throw new JsonableError(`Invalid narrow operator: ${term.operator}`);
-    }
-    filters.push(term.negated === true ? { NOT: filter } : filter);
+    const resolved = await condition(db, user, term);
+    if (resolved !== undefined) conditions.push(resolved);
   }
-  return filters;
+  return conditions;
+}
+
+/** The message id an anchor stands for in the narrow. */
+async function anchorId(
+  db: Database,
+  user: AuthedUser,
+  conditions: readonly NarrowCondition[],
+  anchor: Anchor,
+): Promise<number> {
+  if (anchor === "newest") return LARGER_THAN_MAX_MESSAGE_ID;
+  if (anchor === "oldest") return 0;
+  if (anchor === "first_unread") {
+    const [first] = await narrowedMessages(
+      db,
+      user.id,
+      [...conditions, { negated: false, kind: "unread", read: MESSAGE_FLAGS.read }],
+      { op: ">=", anchor: 0, limit: 1 },
+    );
+    return first?.message_id ?? LARGER_THAN_MAX_MESSAGE_ID;
+  }
+  if (typeof anchor === "number") return anchor;
+  return (
+    (await firstMessageSince(db, user.id, conditions, anchor.date)) ?? LARGER_THAN_MAX_MESSAGE_ID
+  );
 }
 
 /**
@@ -88,33 +212,25 @@ async function narrowFilter(
 export async function fetchMessages(db: Database, user: AuthedUser, query: MessageQuery) {
   if (query.numBefore + query.numAfter > MAX_MESSAGES_PER_FETCH)
     throw new JsonableError(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
-  const filters = await narrowFilter(db, user, query.narrow);
-  const where = (extra: Prisma.UserMessageWhereInput): Prisma.UserMessageWhereInput => ({
-    AND: [{ user_id: user.id }, ...filters, extra],
-  });
-  let anchor: number;
-  if (query.anchor === "newest") anchor = 2_147_483_647;
-  else if (query.anchor === "oldest") anchor = 0;
-  else if (query.anchor === "first_unread") {
-    const first = await db.prisma.userMessage.findFirst({
-      where: where({ flags: { equals: 0n } }),
-      orderBy: { message_id: "asc" },
-    });
-    anchor = first?.message_id ?? 2_147_483_647;
-  } else anchor = query.anchor;
+  const conditions = await narrowConditions(db, user, query.narrow);
+  const anchor = await anchorId(db, user, conditions, query.anchor);
+  // Anchors past the id column's range: everything is older, nothing newer.
+  const past = anchor > MAX_STORED_ID;
   const [before, after] = await Promise.all([
-    db.prisma.userMessage.findMany({
-      where: where({ message_id: { lt: anchor } }),
-      orderBy: { message_id: "desc" },
-      take: query.numBefore + 1,
+    narrowedMessages(db, user.id, conditions, {
+      op: past ? "<=" : "<",
+      anchor: past ? MAX_STORED_ID : anchor,
+      limit: query.numBefore + 1,
     }),
-    db.prisma.userMessage.findMany({
-      where: where({ message_id: query.includeAnchor ? { gte: anchor } : { gt: anchor } }),
-      orderBy: { message_id: "asc" },
-      take: query.numAfter + 1 + (query.includeAnchor ? 1 : 0),
-    }),
+    past
+      ? Promise.resolve([])
+      : narrowedMessages(db, user.id, conditions, {
+          op: query.includeAnchor ? ">=" : ">",
+          anchor,
+          limit: query.numAfter + 1 + (query.includeAnchor ? 1 : 0),
+        }),
   ]);
-  const foundAnchor = after[0]?.message_id === anchor && query.includeAnchor;
+  const foundAnchor = query.includeAnchor && after[0]?.message_id === anchor;
   const afterLimit = query.numAfter + (foundAnchor ? 1 : 0);
   const older = before.slice(0, query.numBefore).reverse();
   const newer = after.slice(0, afterLimit);
@@ -131,10 +247,46 @@ export async function fetchMessages(db: Database, user: AuthedUser, query: Messa
     found_oldest: before.length <= query.numBefore,
     found_newest: after.length <= afterLimit,
     history_limited: false,
-    messages: views.map((view) => ({
-      ...view,
-      flags: ((flags.get(view.id) ?? 0n) & READ) === READ ? ["read"] : [],
-    })),
+    messages: views.map((view) => ({ ...view, flags: flagNames(flags.get(view.id) ?? 0n) })),
+  };
+}
+
+/** Most message ids one GET /messages/matches_narrow may ask about. */
+export const MAX_MATCH_IDS = 1000;
+
+/**
+ * GET /messages/matches_narrow: which of the caller's messages `ids` match
+ * the narrow, each with its content and topic as the client shows them
+ * (others' messages and unknown ids are left out, as non-matching).
+ */
+export async function matchesNarrow(
+  db: Database,
+  user: AuthedUser,
+  ids: readonly number[],
+  narrow: readonly NarrowTerm[],
+  view: ViewOptions,
+) {
+  if (ids.length > MAX_MATCH_IDS)
+    throw new JsonableError(`Too many messages requested (maximum ${MAX_MATCH_IDS}).`);
+  const conditions = await narrowConditions(db, user, narrow);
+  const rows = await narrowedMessages(
+    db,
+    user.id,
+    [...conditions, { negated: false, kind: "ids", ids: [...new Set(ids)] }],
+    { op: ">=", anchor: 0, limit: MAX_MATCH_IDS },
+  );
+  const views = await messageViews(
+    db,
+    rows.map((r) => r.message_id),
+    view,
+  );
+  return {
+    messages: Object.fromEntries(
+      views.map((m) => [
+        String(m.id),
+        { match_content: m.content, match_subject: escapeHtml(m.subject) },
+      ]),
+    ),
   };
 }
 
@@ -158,7 +310,7 @@ export async function doMarkAllAsRead(
   const deadline = Date.now() + budgetMs;
   for (;;) {
     const marked = await db.transaction(async (tx) => {
-      const ids = await markReadBatch(tx, READ, user.id, batchSize);
+      const ids = await markReadBatch(tx, MESSAGE_FLAGS.read, user.id, batchSize);
       if (ids.length > 0) {
         await sendEvent(tx, [user.id], {
           type: "update_message_flags",

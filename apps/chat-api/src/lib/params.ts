@@ -233,6 +233,20 @@ function parseJsonQuietly(raw: string): unknown {
   }
 }
 
+/** A point in time as ISO 8601 text (`2026-01-01T09:00:00Z`); `Invalid NAME` otherwise. */
+export function isoDate(): Param<Date> {
+  return Param.of(
+    (raw, name) => {
+      const trimmed = raw.trim();
+      const date = new Date(trimmed);
+      if (!/^\d{4}-\d{2}-\d{2}/.test(trimmed) || Number.isNaN(date.getTime()))
+        throw new JsonableError(`Invalid ${name}`);
+      return date;
+    },
+    { type: "string", format: "date-time" },
+  );
+}
+
 /** A boolean, sent as JSON text (`true` / `false`). */
 export function bool(): Param<boolean> {
   return Param.of(

@@ -1,10 +1,14 @@
-/** HTML for message content until there is a Markdown renderer: the escaped text in a paragraph. */
-export function renderPlainText(content: string): string {
-  const escaped = content
+/** `text` with HTML's special characters escaped. */
+export function escapeHtml(text: string): string {
+  return text
     .replaceAll("&", "&amp;")
     .replaceAll("<", "&lt;")
     .replaceAll(">", "&gt;")
     .replaceAll('"', "&quot;")
     .replaceAll("'", "&#x27;");
-  return `<p>${escaped}</p>`;
+}
+
+/** HTML for message content until there is a Markdown renderer: the escaped text in a paragraph. */
+export function renderPlainText(content: string): string {
+  return `<p>${escapeHtml(content)}</p>`;
 }

@@ -1,8 +1,15 @@
 import { JsonableError } from "@repo/envelope";
 import { z } from "zod";
 import { doSendMessage } from "../actions/messages";
-import { fetchMessages } from "../actions/read-messages";
-import { INT32_MAX, bool, int, json, oneOf, str } from "../lib/params";
+import {
+  type Anchor,
+  LARGER_THAN_MAX_MESSAGE_ID,
+  MAX_MATCH_IDS,
+  type NarrowTerm,
+  fetchMessages,
+  matchesNarrow,
+} from "../actions/read-messages";
+import { INT32_MAX, bool, int, isoDate, json, oneOf, str } from "../lib/params";
 import { userEndpoint } from "../lib/typed-endpoint";
 import type { Services } from "../services";
 
@@ -18,6 +25,11 @@ const narrowSchema = z.array(
     z.tuple([z.string(), z.union([z.string(), z.int32()])]),
   ]),
 );
+
+/** A narrow term in its object form (clients may send `[operator, operand]`). */
+function narrowTerm(term: z.output<typeof narrowSchema>[number]): NarrowTerm {
+  return Array.isArray(term) ? { operator: term[0], operand: term[1] } : term;
+}
 
 /** JSON text of `to`, or the contract's error. */
 function parseTo(text: string): unknown {
@@ -114,7 +126,12 @@ export function messageRoutes({ db }: Services) {
         summary: "Get messages",
         tag: "messages",
         params: {
-          anchor: str().default("newest").describe("A message id, newest, oldest or first_unread"),
+          anchor: str()
+            .default("newest")
+            .describe("A message id (up to 10^16), newest, oldest, first_unread or date"),
+          anchor_date: isoDate()
+            .optional()
+            .describe("With anchor=date: the first message sent at or after this time"),
           num_before: int({ min: 0 }).default(0),
           num_after: int({ min: 0 }).default(0),
           include_anchor: bool().default(true),
@@ -127,21 +144,40 @@ export function messageRoutes({ db }: Services) {
       },
       async ({ user, params }) => {
         const raw = params.use_first_unread_anchor ? "first_unread" : params.anchor;
-        let anchor: "newest" | "oldest" | "first_unread" | number;
+        let anchor: Anchor;
         if (raw === "newest" || raw === "oldest" || raw === "first_unread") anchor = raw;
-        else if (/^\d{1,10}$/.test(raw) && Number(raw) <= INT32_MAX) anchor = Number(raw);
+        else if (raw === "date") {
+          if (params.anchor_date === undefined)
+            throw new JsonableError("Missing 'anchor_date' argument");
+          anchor = { date: params.anchor_date };
+        } else if (/^\d{1,17}$/.test(raw) && BigInt(raw) <= BigInt(LARGER_THAN_MAX_MESSAGE_ID))
+          anchor = Number(raw);
         else throw new JsonableError("Invalid anchor");
         return fetchMessages(db, user, {
           anchor,
           numBefore: params.num_before,
           numAfter: params.num_after,
           includeAnchor: params.include_anchor,
-          narrow: params.narrow.map((term) =>
-            Array.isArray(term) ? { operator: term[0], operand: term[1] } : term,
-          ),
+          narrow: params.narrow.map(narrowTerm),
           view: { clientGravatar: params.client_gravatar, applyMarkdown: params.apply_markdown },
         });
       },
+    ),
+    matchesNarrow: userEndpoint(
+      {
+        operationId: "check-messages-match-narrow",
+        summary: "Check if messages match a narrow",
+        tag: "messages",
+        params: {
+          msg_ids: json(z.array(z.int32()).max(MAX_MATCH_IDS)),
+          narrow: json(narrowSchema),
+        },
+      },
+      async ({ user, params }) =>
+        matchesNarrow(db, user, params.msg_ids, params.narrow.map(narrowTerm), {
+          clientGravatar: true,
+          applyMarkdown: true,
+        }),
     ),
   };
 }
