@@ -1,3 +1,4 @@
+import { doSetUserActive } from "../src/actions/accounts";
 import {
   type Cast,
   type TestServer,
@@ -228,5 +229,91 @@ describe("POST /api/v1/register: the initial state", () => {
     expect(fresh?.subscribers).toEqual([id("iago")]);
     const subscribed = state.subscriptions as { subscribers: number[] }[];
     expect(subscribed.every((s) => Array.isArray(s.subscribers))).toBe(true);
+  });
+
+  it("keeps realm_users and subscriptions current through realm_user and subscription events", async () => {
+    const types = ["realm_user", "subscription"];
+    const state = await register("othello", { event_types: types, fetch_event_types: types });
+    const poll = async () => {
+      const reply = await server.call("GET", "/api/v1/events", {
+        ...as("othello"),
+        query: { queue_id: state.queue_id, dont_block: "true" },
+      });
+      expect(reply.status).toBe(200);
+      return reply.body.events as Record<string, unknown>[];
+    };
+    type Person = { user_id: number; is_active: boolean };
+    type Sub = { stream_id: number; subscribers?: number[] };
+    const people = new Map(
+      (state.realm_users as Person[]).map((p) => [p.user_id, p] as [number, Person]),
+    );
+    const inactive = new Map<number, Person>();
+    const subscriptions = new Map(
+      (state.subscriptions as Sub[]).map((s) => [s.stream_id, s] as [number, Sub]),
+    );
+    const apply = (events: Record<string, unknown>[]) => {
+      for (const event of events) {
+        if (event.type === "realm_user" && event.op === "add") {
+          const person = event.person as Person;
+          people.set(person.user_id, person);
+        } else if (event.type === "realm_user" && event.op === "update") {
+          const change = event.person as Person;
+          const known = people.get(change.user_id) ?? inactive.get(change.user_id);
+          if (known === undefined) throw new Error("update of an unknown person");
+          known.is_active = change.is_active;
+          people.delete(known.user_id);
+          inactive.delete(known.user_id);
+          (known.is_active ? people : inactive).set(known.user_id, known);
+        } else if (event.type === "subscription" && event.op === "add") {
+          for (const sub of event.subscriptions as Sub[]) subscriptions.set(sub.stream_id, sub);
+        } else if (event.type === "subscription" && event.op === "peer_add") {
+          for (const streamId of event.stream_ids as number[])
+            subscriptions.get(streamId)?.subscribers?.push(...(event.user_ids as number[]));
+        }
+      }
+    };
+
+    const bot = await server.call("POST", "/api/v1/bots", {
+      ...as("hamlet"),
+      form: { full_name: "Register state bot", short_name: "register-state" },
+    });
+    expect(bot.status).toBe(200);
+    const joined = await server.call("POST", "/api/v1/users/me/subscriptions", {
+      ...as("othello"),
+      form: { subscriptions: JSON.stringify([{ name: "register-events" }]) },
+    });
+    expect(joined.status).toBe(200);
+    const peer = await server.call("POST", "/api/v1/users/me/subscriptions", {
+      ...as("hamlet"),
+      form: { subscriptions: JSON.stringify([{ name: "register-events" }]) },
+    });
+    expect(peer.status).toBe(200);
+    await doSetUserActive(server.services, bot.body.user_id as number, false);
+    const events = await poll();
+    expect(events.map((e) => `${String(e.type)}/${String(e.op)}`)).toEqual([
+      "realm_user/add",
+      "subscription/add",
+      "subscription/peer_add",
+      "realm_user/update",
+    ]);
+    apply(events);
+
+    const fresh = await register("othello", {
+      fetch_event_types: types,
+      include_subscribers: "true",
+    });
+    // Events carry avatar URLs whatever the queue's client_gravatar (a URL is
+    // always valid where a client could compute it); the rest must be equal.
+    const byId = (list: Person[]) =>
+      [...list].sort((a, b) => a.user_id - b.user_id).map((p) => ({ ...p, avatar_url: "any" }));
+    expect(byId([...people.values()])).toEqual(byId(fresh.realm_users as Person[]));
+    expect(byId([...inactive.values()])).toEqual(byId(fresh.realm_non_active_users as Person[]));
+    const channel = (fresh.subscriptions as (Sub & { name: string })[]).find(
+      (s) => s.name === "register-events",
+    );
+    expect(channel?.subscribers).toEqual([id("othello"), id("hamlet")].sort((a, b) => a - b));
+    expect(subscriptions.get(channel?.stream_id ?? -1)?.subscribers?.sort((a, b) => a - b)).toEqual(
+      channel?.subscribers,
+    );
   });
 });

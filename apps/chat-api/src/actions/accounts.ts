@@ -2,11 +2,12 @@ import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { randomInt } from "node:crypto";
 import { ErrorCode, JsonableError, UnauthorizedError } from "@repo/envelope";
-import { sendEvent } from "../events/queue";
+import { realmAudience, sendEvent } from "../events/queue";
 import type { CacheChange } from "../lib/cache-bus";
 import type { Services } from "../services";
 import type { Realm } from "../gen/prisma/client";
-import { Role } from "../lib/roles";
+import { Role, isAdministrator } from "../lib/roles";
+import { userView } from "./user-view";
 import { GROUP_OF_ROLE } from "./realm-creation";
 import { accountByDeliveryEmail, setPasswordHash } from "../db/queries/users";
 import { MAX_PASSWORD_LENGTH, checkPassword, hashPassword } from "../lib/passwords";
@@ -70,7 +71,40 @@ export async function createAccount(
     where: { realm_id: account.realmId, name: GROUP_OF_ROLE[role] ?? "role:everyone" },
   });
   await tx.prisma.userGroupMember.create({ data: { group_id: group.id, user_id: user.id } });
+  await announcePerson(tx, user.realm_id, user.id);
   return { id: user.id, apiKey };
+}
+
+/**
+ * Tells the realm's active users of a new account (`realm_user` `add`), each
+ * as they may see it: administrators and the user with the delivery address.
+ */
+async function announcePerson(tx: Tx, realmId: number, userId: number): Promise<void> {
+  const row = await tx.prisma.user.findUniqueOrThrow({
+    where: { id: userId },
+    include: { custom_profile_values: true },
+  });
+  const audience = await tx.prisma.user.findMany({
+    where: { realm_id: realmId, is_active: true },
+    select: { id: true, role: true },
+  });
+  const person = (showDeliveryEmail: boolean) => {
+    const view = userView(row, { showDeliveryEmail, clientGravatar: false });
+    if (row.is_bot) delete view.profile_data;
+    return view;
+  };
+  const insiders = audience.filter((u) => isAdministrator(u.role) || u.id === userId);
+  const others = audience.filter((u) => !insiders.includes(u));
+  await sendEvent(
+    tx,
+    insiders.map((u) => u.id),
+    { type: "realm_user", op: "add", person: person(true) },
+  );
+  await sendEvent(
+    tx,
+    others.map((u) => u.id),
+    { type: "realm_user", op: "add", person: person(false) },
+  );
 }
 
 /**
@@ -96,16 +130,28 @@ async function changeAndAnnounce(
  */
 export async function doSetUserActive(deps: Deps, userId: number, active: boolean): Promise<void> {
   await changeAndAnnounce(deps, async (tx) => {
-    await tx.prisma.user.update({ where: { id: userId }, data: { is_active: active } });
-    if (active) return [{ user: userId }];
-    const bots = await tx.prisma.user.findMany({
-      where: { bot_owner_id: userId, is_bot: true, is_active: true },
-      select: { id: true },
+    const user = await tx.prisma.user.update({
+      where: { id: userId },
+      data: { is_active: active },
     });
+    const bots = active
+      ? []
+      : await tx.prisma.user.findMany({
+          where: { bot_owner_id: userId, is_bot: true, is_active: true },
+          select: { id: true },
+        });
     await tx.prisma.user.updateMany({
       where: { id: { in: bots.map((b) => b.id) } },
       data: { is_active: false },
     });
+    // `realm_user` `update` with `is_active` (Zulip's since feature level 222).
+    const audience = await realmAudience(tx, user.realm_id);
+    for (const id of [userId, ...bots.map((b) => b.id)])
+      await sendEvent(tx, audience, {
+        type: "realm_user",
+        op: "update",
+        person: { user_id: id, is_active: active },
+      });
     return [{ user: userId }, ...bots.map((b) => ({ user: b.id }))];
   });
 }

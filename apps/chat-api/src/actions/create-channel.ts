@@ -1,4 +1,5 @@
 import type { Tx } from "../db/kysely";
+import { announceSubscriptions } from "./subscription-events";
 import type { Database } from "../db/database";
 import {
   ErrorCode,
@@ -208,6 +209,7 @@ export async function createChannel(
       op: "create",
       streams: await channelViews(tx, [created]),
     });
+    await announceSubscriptions(tx, created, subscribers);
     return created.id;
   }
 }

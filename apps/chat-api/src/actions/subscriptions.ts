@@ -6,6 +6,7 @@ import type { AuthedUser } from "../lib/auth";
 import { isAdministrator, isGuest } from "../lib/roles";
 import { type NewChannel, checkChannelName, createChannel } from "./create-channel";
 import { channelByName } from "./channels";
+import { announceSubscriptions } from "./subscription-events";
 import { isGroupMember } from "./user-groups";
 import { findUsers } from "./user-lookup";
 
@@ -70,6 +71,7 @@ export async function doSubscribe(
         unauthorized.push(existing.name);
         continue;
       }
+      const added: number[] = [];
       for (const target of targets) {
         const current = await tx.prisma.subscription.findUnique({
           where: { user_id_channel_id: { user_id: target, channel_id: existing.id } },
@@ -84,7 +86,9 @@ export async function doSubscribe(
           update: { active: true },
         });
         record(result.subscribed, target, existing.name);
+        added.push(target);
       }
+      await announceSubscriptions(tx, existing, added);
     }
     return request.authorizationErrorsFatal ? result : { ...result, unauthorized };
   });

@@ -1,0 +1,38 @@
+import type { Tx } from "../db/kysely";
+import type { Channel } from "../gen/prisma/client";
+import { sendEvent } from "../events/queue";
+import { subscriptionViews } from "./channel-view";
+import { channelAudience } from "./channels";
+
+/**
+ * Tells everyone concerned that `userIds` were subscribed to `channel`
+ * (inside the transaction that subscribed them): each new subscriber's
+ * clients get the subscription (`subscription` `add`, with subscribers),
+ * everyone else who can see the channel gets `peer_add`.
+ */
+export async function announceSubscriptions(
+  tx: Tx,
+  channel: Channel,
+  userIds: readonly number[],
+): Promise<void> {
+  if (userIds.length === 0) return;
+  const rows = await tx.prisma.subscription.findMany({
+    where: { channel_id: channel.id, user_id: { in: [...userIds] } },
+    include: { channel: true },
+  });
+  const views = await subscriptionViews(tx, rows, true);
+  for (const [i, row] of rows.entries())
+    await sendEvent(tx, [row.user_id], {
+      type: "subscription",
+      op: "add",
+      subscriptions: [views[i]],
+    });
+  const added = new Set(userIds);
+  const peers = (await channelAudience(tx, channel)).filter((id) => !added.has(id));
+  await sendEvent(tx, peers, {
+    type: "subscription",
+    op: "peer_add",
+    stream_ids: [channel.id],
+    user_ids: [...userIds].sort((a, b) => a - b),
+  });
+}
