@@ -109,6 +109,7 @@ export function buildApi(services: Services): Api {
     url("GET", "/server_settings", server.getServerSettings),
     url("GET", "/realm/emoji", realm.getCustomEmoji),
     url("GET", "/realm/linkifiers", realm.getLinkifiers),
+    url("GET", "/realm/filters", realm.getLegacyFilters),
     url("POST", "/realm/filters", realm.addLinkifier),
     url("DELETE", "/realm/filters/{filter_id}", realm.removeLinkifier),
     url("PATCH", "/realm/linkifiers", realm.reorderLinkifiers),

@@ -9,7 +9,8 @@ import {
   loadCast,
   startTestServer,
 } from "./support/server";
-import { zulipResponseSchema } from "./support/zulip-schema";
+import { MOBILE_CAPABILITIES, MOBILE_FETCH_TYPES } from "./support/clients";
+import { registerSchema, zulipResponseSchema } from "./support/zulip-schema";
 
 /**
  * What a Zulip client calls as it starts, before and after it has a key:
@@ -25,6 +26,9 @@ const validate = {
   topics: zulipResponseSchema("session", "/users/me/{stream_id}/topics", "get"),
   subscribed: zulipResponseSchema("session", "/users/{user_id}/subscriptions/{stream_id}", "get"),
   emoji: zulipResponseSchema("session", "/realm/emoji", "get"),
+  serverSettings: zulipResponseSchema("subset", "/server_settings", "get"),
+  register: registerSchema(MOBILE_FETCH_TYPES),
+  messages: zulipResponseSchema("companions", "/messages", "get"),
 };
 
 let server: TestServer;
@@ -312,5 +316,73 @@ describe("channel lookups", () => {
     expect(reply.status).toBe(200);
     expect(validate.emoji(reply.body)).toEqual([]);
     expect(reply.body.emoji).toEqual({});
+  });
+});
+
+describe("a mobile client's start-up, step by step", () => {
+  it("connects, logs in, loads its state and the newest messages of each view", async () => {
+    const settings = await server.call("GET", "/api/v1/server_settings");
+    expect(validate.serverSettings(settings.body)).toEqual([]);
+    expect(settings.body.authentication_methods).toMatchObject({ password: true });
+
+    const login = await server.call("POST", "/api/v1/fetch_api_key", {
+      form: { username: "othello@example.com", password: DEMO_PASSWORD },
+    });
+    expect(validate.fetchApiKey(login.body)).toEqual([]);
+    const auth = { auth: ["othello@example.com", String(login.body.api_key)] as const };
+
+    const state = await server.call("POST", "/api/v1/register", {
+      ...auth,
+      form: {
+        fetch_event_types: JSON.stringify(MOBILE_FETCH_TYPES),
+        event_types: JSON.stringify(MOBILE_FETCH_TYPES),
+        client_capabilities: JSON.stringify(MOBILE_CAPABILITIES),
+        apply_markdown: "true",
+        client_gravatar: "true",
+      },
+    });
+    expect(state.status).toBe(200);
+    expect(validate.register(state.body)).toEqual([]);
+
+    const sentByEmail = await server.call("POST", "/api/v1/messages", {
+      ...as("hamlet"),
+      form: { type: "private", to: "othello@example.com", content: "the handkerchief" },
+    });
+    const view = async (narrow: unknown[]) => {
+      const reply = await server.call("GET", "/api/v1/messages", {
+        ...auth,
+        query: {
+          anchor: "newest",
+          num_before: 20,
+          num_after: 0,
+          narrow: JSON.stringify(narrow),
+          client_gravatar: "true",
+          apply_markdown: "true",
+        },
+      });
+      expect(reply.status).toBe(200);
+      expect(validate.messages(reply.body)).toEqual([]);
+      expect(reply.body.anchor).toBe(10_000_000_000_000_000);
+      return reply.body.messages as { id: number; stream_id?: number; subject: string }[];
+    };
+    const home = await view([]);
+    expect(home.at(-1)?.id).toBe(sentByEmail.body.id);
+    // register's max_message_id was the newest message before this one.
+    expect(home.at(-2)?.id).toBe(state.body.max_message_id);
+    const channel = await view([{ operator: "stream", operand: denmark }]);
+    expect(channel.length).toBeGreaterThan(0);
+    expect(channel.every((m) => m.stream_id === denmark)).toBe(true);
+    const topic = channel.at(-1)?.subject ?? "";
+    const inTopic = await view([
+      { operator: "stream", operand: "Denmark" },
+      { operator: "topic", operand: topic },
+    ]);
+    expect(inTopic.every((m) => m.subject === topic)).toBe(true);
+    const byEmail = await view([{ operator: "dm", operand: "hamlet@example.com" }]);
+    const byId = await view([{ operator: "dm", operand: [id("hamlet")] }]);
+    expect(byEmail.map((m) => m.id)).toEqual([sentByEmail.body.id]);
+    expect(byId).toEqual(byEmail);
+    const search = await view([{ operator: "search", operand: "handkerchief" }]);
+    expect(search.map((m) => m.id)).toEqual([sentByEmail.body.id]);
   });
 });

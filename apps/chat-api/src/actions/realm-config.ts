@@ -251,6 +251,11 @@ export async function listLinkifiers(tx: Tx, realmId: number) {
   return rows.map((r) => ({ pattern: r.pattern, url_template: r.url_template, id: r.id }));
 }
 
+/** The realm's linkifiers in their legacy form, `[pattern, url_template, id]` (`realm_filters`). */
+export async function listLegacyFilters(tx: Tx, realmId: number) {
+  return (await listLinkifiers(tx, realmId)).map((l) => [l.pattern, l.url_template, l.id]);
+}
+
 /** The realm's custom profile fields in their order, as GET /realm/profile_fields and the events describe them. */
 export async function listProfileFields(tx: Tx, realmId: number) {
   const rows = await tx.prisma.customProfileField.findMany({

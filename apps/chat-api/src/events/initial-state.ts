@@ -6,7 +6,7 @@ import { EMPTY_TOPIC_DISPLAY_NAME } from "../actions/channel-lookups";
 import { listChannels } from "../actions/channels";
 import { listDrafts } from "../actions/drafts";
 import { lastPresenceUpdateId, legacyPresence, realmPresences } from "../actions/presence";
-import { listLinkifiers, listProfileFields } from "../actions/realm-config";
+import { listLegacyFilters, listLinkifiers, listProfileFields } from "../actions/realm-config";
 import { listReminders } from "../actions/reminders";
 import { listSavedSnippets } from "../actions/saved-snippets";
 import { hasRealmPermission } from "../actions/user-groups";
@@ -131,12 +131,7 @@ export async function fetchInitialState(
   if (wants("realm")) Object.assign(state, await realmState(db, config, realm));
   if (wants("realm_bot")) state.realm_bots = await ownBots(db, user);
   if (wants("realm_emoji")) state.realm_emoji = {};
-  if (wants("realm_filters"))
-    state.realm_filters = (await listLinkifiers(db, realm.id)).map((l) => [
-      l.pattern,
-      l.url_template,
-      l.id,
-    ]);
+  if (wants("realm_filters")) state.realm_filters = await listLegacyFilters(db, realm.id);
   if (wants("realm_linkifiers")) state.realm_linkifiers = await listLinkifiers(db, realm.id);
   if (wants("realm_user")) Object.assign(state, await peopleState(db, realm, user, request));
   if (wants("realm_user_groups"))

@@ -4,6 +4,7 @@ import {
   doAddLinkifier,
   doCreateProfileField,
   doRemoveLinkifier,
+  listLegacyFilters,
   listLinkifiers,
   listProfileFields,
 } from "../actions/realm-config";
@@ -24,6 +25,16 @@ export function realmRoutes({ db }: Services) {
         params: {},
       },
       async ({ realm }) => ({ linkifiers: await listLinkifiers(db, realm.id) }),
+    ),
+    getLegacyFilters: userEndpoint(
+      {
+        operationId: "get-linkifiers-legacy",
+        summary: "Get linkifiers (legacy form)",
+        tag: "server_and_organizations",
+        deprecated: true,
+        params: {},
+      },
+      async ({ realm }) => ({ filters: await listLegacyFilters(db, realm.id) }),
     ),
     reorderLinkifiers: userEndpoint(
       {

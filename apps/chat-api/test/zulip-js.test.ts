@@ -1,0 +1,157 @@
+import zulipInit from "zulip-js";
+import { DEMO_PASSWORD } from "../src/db/seed";
+import { type Cast, type TestServer, loadCast, startTestServer } from "./support/server";
+import { zulipResponseSchema } from "./support/zulip-schema";
+
+/**
+ * Zulip's JavaScript client, zulip-js 2.1.0 from npm, unchanged, against the
+ * demo realm over real HTTP: it logs in with a password and calls every
+ * method whose endpoint this server has. (Its multipart POST bodies, an empty
+ * one included, and its query strings are its own.) The methods of
+ * operations still to come (flags, edits, reactions, typing, unsubscribing,
+ * alert words, rendering) are listed in docs/chat-api.md.
+ */
+const validate = {
+  messages: zulipResponseSchema("companions", "/messages", "get"),
+  topics: zulipResponseSchema("session", "/users/me/{stream_id}/topics", "get"),
+  streamId: zulipResponseSchema("session", "/get_stream_id", "get"),
+  emoji: zulipResponseSchema("session", "/realm/emoji", "get"),
+};
+
+let server: TestServer;
+let cast: Cast;
+let client: Awaited<ReturnType<typeof zulipInit>>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  cast = await loadCast(server, ["hamlet", "othello", "iago"]);
+  // An IP address as the host selects the root realm: the demo realm.
+  client = await zulipInit({
+    realm: server.url,
+    username: "hamlet@example.com",
+    password: DEMO_PASSWORD,
+  });
+});
+
+afterAll(() => server.close());
+
+const succeeded = (reply: { result: string; msg: string }) =>
+  expect([reply.result, reply.msg]).toEqual(["success", ""]);
+
+describe("zulip-js 2.1.0", () => {
+  it("logs in with a password (POST /fetch_api_key, multipart)", () => {
+    expect(client.config.apiKey).toBe(cast.person("hamlet").apiKey);
+  });
+
+  it("reads the server, the user, the people and the channels", async () => {
+    const settings = await client.server.settings();
+    succeeded(settings);
+    expect(typeof settings.zulip_version).toBe("string");
+    const me = await client.users.me.getProfile();
+    succeeded(me);
+    expect(me.user_id).toBe(cast.id("hamlet"));
+    const users = await client.users.retrieve();
+    succeeded(users);
+    expect((users.members as { user_id: number }[]).map((u) => u.user_id)).toContain(
+      cast.id("othello"),
+    );
+    const streams = await client.streams.retrieve();
+    succeeded(streams);
+    const id = await client.streams.getStreamId("Denmark");
+    expect(validate.streamId(id)).toEqual([]);
+    expect(streams.streams as { stream_id: number; name: string }[]).toContainEqual(
+      expect.objectContaining({ name: "Denmark", stream_id: id.stream_id }),
+    );
+    const subscriptions = await client.streams.subscriptions.retrieve();
+    succeeded(subscriptions);
+    const topics = await client.streams.topics.retrieve({ stream_id: id.stream_id });
+    expect(validate.topics(topics)).toEqual([]);
+    const emoji = await client.emojis.retrieve();
+    expect(validate.emoji(emoji)).toEqual([]);
+    const filters = await client.filters.retrieve();
+    succeeded(filters);
+    expect((filters.filters as unknown[]).length).toBeGreaterThan(0);
+  });
+
+  it("subscribes, sends to a channel and a person, and reads the messages back by narrow", async () => {
+    succeeded(
+      await client.users.me.subscriptions.add({
+        subscriptions: JSON.stringify([{ name: "zulip-js" }]),
+      }),
+    );
+    const toChannel = await client.messages.send({
+      type: "stream",
+      to: "zulip-js",
+      topic: "client",
+      content: "from zulip-js",
+    });
+    succeeded(toChannel);
+    const toPerson = await client.messages.send({
+      type: "private",
+      to: [cast.id("othello")],
+      content: "a word, othello",
+    });
+    succeeded(toPerson);
+    const channel = await client.messages.retrieve({
+      anchor: "newest",
+      num_before: 10,
+      num_after: 0,
+      narrow: [
+        { operator: "stream", operand: "zulip-js" },
+        { operator: "topic", operand: "client" },
+      ],
+    });
+    expect(validate.messages(channel)).toEqual([]);
+    expect((channel.messages as { id: number }[]).map((m) => m.id)).toEqual([toChannel.id]);
+    const direct = await client.messages.retrieve({
+      anchor: "newest",
+      num_before: 10,
+      num_after: 0,
+      narrow: [{ operator: "pm-with", operand: "othello@example.com" }],
+    });
+    expect(validate.messages(direct)).toEqual([]);
+    expect((direct.messages as { id: number }[]).map((m) => m.id)).toEqual([toPerson.id]);
+  });
+
+  it("registers a queue, receives an event, and deletes the queue", async () => {
+    const queue = await client.queues.register({ event_types: ["message"] });
+    succeeded(queue);
+    const sent = await client.messages.send({
+      type: "private",
+      to: [cast.id("hamlet")],
+      content: "a note to myself",
+    });
+    const events = await client.events.retrieve({
+      queue_id: queue.queue_id,
+      last_event_id: -1,
+      dont_block: true,
+    });
+    succeeded(events);
+    expect(events.events).toEqual([
+      expect.objectContaining({
+        type: "message",
+        message: expect.objectContaining({ id: sent.id }) as unknown,
+      }),
+    ]);
+    succeeded(await client.queues.deregister({ queue_id: queue.queue_id }));
+  });
+
+  it("calls an endpoint by name: POST /mark_all_as_read with an empty multipart body", async () => {
+    const reply = await client.callEndpoint("/mark_all_as_read", "POST");
+    succeeded(reply);
+  });
+
+  it("archives a channel as an administrator (streams.deleteById)", async () => {
+    const admin = await zulipInit({
+      realm: server.url,
+      username: "iago@example.com",
+      apiKey: cast.person("iago").apiKey,
+    });
+    const { stream_id: id } = await admin.streams.getStreamId("zulip-js");
+    succeeded(await admin.streams.deleteById({ stream_id: id }));
+    const after = await admin.streams.retrieve();
+    const names = (after.streams as { name: string }[]).map((c) => c.name);
+    expect(names).toContain("Denmark");
+    expect(names).not.toContain("zulip-js");
+  });
+});
