@@ -57,6 +57,10 @@ export function buildApi(services: Services): Api {
     url("GET", "/messages", messages.getMessages),
     url("GET", "/messages/matches_narrow", messages.matchesNarrow),
     url("POST", "/mark_all_as_read", flags.markAllAsRead),
+    url("POST", "/mark_stream_as_read", flags.markChannelAsRead),
+    url("POST", "/mark_topic_as_read", flags.markTopicAsRead),
+    url("POST", "/messages/flags", flags.updateFlags),
+    url("POST", "/messages/flags/narrow", flags.updateFlagsForNarrow),
     // Message reminders
     url("POST", "/reminders", reminders.createMessageReminder),
     url("GET", "/reminders", reminders.getReminders),

@@ -113,6 +113,30 @@ describe("zulip-js 2.1.0", () => {
     expect((direct.messages as { id: number }[]).map((m) => m.id)).toEqual([toPerson.id]);
   });
 
+  it("stars a message and takes the star back (messages.flags)", async () => {
+    const sent = await client.messages.send({
+      type: "private",
+      to: [cast.id("othello")],
+      content: "worth a star",
+    });
+    succeeded(await client.messages.flags.add({ flag: "starred", messages: [sent.id] }));
+    const starred = await client.messages.retrieve({
+      anchor: "newest",
+      num_before: 5,
+      num_after: 0,
+      narrow: [{ operator: "is", operand: "starred" }],
+    });
+    expect((starred.messages as { id: number }[]).map((m) => m.id)).toEqual([sent.id]);
+    succeeded(await client.messages.flags.remove({ flag: "starred", messages: [sent.id] }));
+    const none = await client.messages.retrieve({
+      anchor: "newest",
+      num_before: 5,
+      num_after: 0,
+      narrow: [{ operator: "is", operand: "starred" }],
+    });
+    expect(none.messages).toEqual([]);
+  });
+
   it("registers a queue, receives an event, and deletes the queue", async () => {
     const queue = await client.queues.register({ event_types: ["message"] });
     succeeded(queue);

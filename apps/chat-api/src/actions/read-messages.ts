@@ -1,36 +1,23 @@
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
-import { markReadBatch } from "../db/queries/messages";
 import {
   type NarrowCondition,
   firstMessageSince,
   narrowedMessages,
 } from "../db/queries/message-narrow";
-import { sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
 import { MENTION_FLAGS, MESSAGE_FLAGS, flagNames } from "../lib/message-flags";
 import { escapeHtml } from "../lib/render";
+import type { NarrowTerm } from "../lib/narrow";
 import { accessChannelById, accessChannelByName } from "./channels";
 import { type ViewOptions, messageViews } from "./messages";
 import { findUsers } from "./user-lookup";
-
-/** One narrow term, as Zulip clients send them. */
-export interface NarrowTerm {
-  operator: string;
-  operand: string | number | number[];
-  negated?: boolean;
-}
 
 /** Where GET /messages starts reading. */
 export type Anchor = "newest" | "oldest" | "first_unread" | { date: Date } | number;
 
 /** What GET /messages asks for, parsed. */
-export interface MessageQuery {
-  anchor: Anchor;
-  numBefore: number;
-  numAfter: number;
-  includeAnchor: boolean;
-  narrow: readonly NarrowTerm[];
+export interface MessageQuery extends WindowQuery {
   view: ViewOptions;
 }
 
@@ -180,6 +167,18 @@ export async function narrowConditions(
   return conditions;
 }
 
+/** An `anchor` parameter (with `anchor_date` for `date`), or Zulip's errors. */
+export function parseAnchor(raw: string, date: Date | undefined): Anchor {
+  if (raw === "newest" || raw === "oldest" || raw === "first_unread") return raw;
+  if (raw === "date") {
+    if (date === undefined) throw new JsonableError("Missing 'anchor_date' argument");
+    return { date };
+  }
+  if (/^\d{1,17}$/.test(raw) && BigInt(raw) <= BigInt(LARGER_THAN_MAX_MESSAGE_ID))
+    return Number(raw);
+  throw new JsonableError("Invalid anchor");
+}
+
 /** The message id an anchor stands for in the narrow. */
 async function anchorId(
   db: Database,
@@ -204,12 +203,21 @@ async function anchorId(
   );
 }
 
+/** Where a window of messages starts and how far it reaches (GET /messages' parameters). */
+export interface WindowQuery {
+  anchor: Anchor;
+  numBefore: number;
+  numAfter: number;
+  includeAnchor: boolean;
+  narrow: readonly NarrowTerm[];
+}
+
 /**
- * GET /messages: the caller's messages matching the narrow around the
- * anchor (`num_before` older, `num_after` newer, the anchor itself unless
- * excluded), each with the caller's flags; and whether the ends were reached.
+ * The caller's messages matching the narrow around the anchor (`num_before`
+ * older, `num_after` newer, the anchor itself unless excluded), oldest first,
+ * with the caller's flags; and whether the ends were reached.
  */
-export async function fetchMessages(db: Database, user: AuthedUser, query: MessageQuery) {
+export async function messageWindow(db: Database, user: AuthedUser, query: WindowQuery) {
   if (query.numBefore + query.numAfter > MAX_MESSAGES_PER_FETCH)
     throw new JsonableError(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
   const conditions = await narrowConditions(db, user, query.narrow);
@@ -232,20 +240,29 @@ export async function fetchMessages(db: Database, user: AuthedUser, query: Messa
   ]);
   const foundAnchor = query.includeAnchor && after[0]?.message_id === anchor;
   const afterLimit = query.numAfter + (foundAnchor ? 1 : 0);
-  const older = before.slice(0, query.numBefore).reverse();
-  const newer = after.slice(0, afterLimit);
-  const rows = [...older, ...newer];
-  const views = await messageViews(
-    db,
-    rows.map((r) => r.message_id),
-    query.view,
-  );
-  const flags = new Map(rows.map((r) => [r.message_id, r.flags]));
   return {
     anchor,
-    found_anchor: foundAnchor,
-    found_oldest: before.length <= query.numBefore,
-    found_newest: after.length <= afterLimit,
+    foundAnchor,
+    foundOldest: before.length <= query.numBefore,
+    foundNewest: after.length <= afterLimit,
+    rows: [...before.slice(0, query.numBefore).reverse(), ...after.slice(0, afterLimit)],
+  };
+}
+
+/** GET /messages: {@link messageWindow}'s messages as Zulip's message objects. */
+export async function fetchMessages(db: Database, user: AuthedUser, query: MessageQuery) {
+  const window = await messageWindow(db, user, query);
+  const views = await messageViews(
+    db,
+    window.rows.map((r) => r.message_id),
+    query.view,
+  );
+  const flags = new Map(window.rows.map((r) => [r.message_id, r.flags]));
+  return {
+    anchor: window.anchor,
+    found_anchor: window.foundAnchor,
+    found_oldest: window.foundOldest,
+    found_newest: window.foundNewest,
     history_limited: false,
     messages: views.map((view) => ({ ...view, flags: flagNames(flags.get(view.id) ?? 0n) })),
   };
@@ -288,42 +305,4 @@ export async function matchesNarrow(
       ]),
     ),
   };
-}
-
-/** Messages marked read per transaction by mark_all_as_read. */
-export const MARK_READ_BATCH = 1000;
-
-/**
- * POST /mark_all_as_read: marks the caller's unread messages read in batches,
- * newest first, each batch its own transaction with its
- * `update_message_flags` event, until none is left (`true`) or the time
- * budget has run out after a batch (`false`; a repeat continues). At least one
- * batch always runs, so every call makes progress; no message is skipped,
- * since each batch takes the newest unread ones left.
- */
-export async function doMarkAllAsRead(
-  db: Database,
-  user: AuthedUser,
-  budgetMs: number,
-  batchSize = MARK_READ_BATCH,
-): Promise<boolean> {
-  const deadline = Date.now() + budgetMs;
-  for (;;) {
-    const marked = await db.transaction(async (tx) => {
-      const ids = await markReadBatch(tx, MESSAGE_FLAGS.read, user.id, batchSize);
-      if (ids.length > 0) {
-        await sendEvent(tx, [user.id], {
-          type: "update_message_flags",
-          op: "add",
-          operation: "add",
-          flag: "read",
-          messages: ids.sort((a, b) => a - b),
-          all: false,
-        });
-      }
-      return ids.length;
-    });
-    if (marked < batchSize) return true;
-    if (Date.now() >= deadline) return false;
-  }
 }

@@ -1,35 +1,11 @@
 import { JsonableError } from "@repo/envelope";
 import { z } from "zod";
 import { doSendMessage } from "../actions/messages";
-import {
-  type Anchor,
-  LARGER_THAN_MAX_MESSAGE_ID,
-  MAX_MATCH_IDS,
-  type NarrowTerm,
-  fetchMessages,
-  matchesNarrow,
-} from "../actions/read-messages";
+import { MAX_MATCH_IDS, fetchMessages, matchesNarrow, parseAnchor } from "../actions/read-messages";
+import { narrowSchema, narrowTerm } from "../lib/narrow";
 import { INT32_MAX, bool, int, isoDate, json, oneOf, str } from "../lib/params";
 import { userEndpoint } from "../lib/typed-endpoint";
 import type { Services } from "../services";
-
-const narrowSchema = z.array(
-  z.union([
-    z
-      .object({
-        operator: z.string(),
-        operand: z.union([z.string(), z.int32(), z.array(z.int32())]),
-        negated: z.boolean().optional(),
-      })
-      .strict(),
-    z.tuple([z.string(), z.union([z.string(), z.int32()])]),
-  ]),
-);
-
-/** A narrow term in its object form (clients may send `[operator, operand]`). */
-function narrowTerm(term: z.output<typeof narrowSchema>[number]): NarrowTerm {
-  return Array.isArray(term) ? { operator: term[0], operand: term[1] } : term;
-}
 
 /** JSON text of `to`, or the contract's error. */
 function parseTo(text: string): unknown {
@@ -143,16 +119,10 @@ export function messageRoutes({ db }: Services) {
         },
       },
       async ({ user, params }) => {
-        const raw = params.use_first_unread_anchor ? "first_unread" : params.anchor;
-        let anchor: Anchor;
-        if (raw === "newest" || raw === "oldest" || raw === "first_unread") anchor = raw;
-        else if (raw === "date") {
-          if (params.anchor_date === undefined)
-            throw new JsonableError("Missing 'anchor_date' argument");
-          anchor = { date: params.anchor_date };
-        } else if (/^\d{1,17}$/.test(raw) && BigInt(raw) <= BigInt(LARGER_THAN_MAX_MESSAGE_ID))
-          anchor = Number(raw);
-        else throw new JsonableError("Invalid anchor");
+        const anchor = parseAnchor(
+          params.use_first_unread_anchor ? "first_unread" : params.anchor,
+          params.anchor_date,
+        );
         return fetchMessages(db, user, {
           anchor,
           numBefore: params.num_before,

@@ -17,7 +17,7 @@ declare module "zulip-js" {
     emojis: { retrieve: Call };
     events: { retrieve: Call };
     filters: { retrieve: Call };
-    messages: { retrieve: Call; send: Call };
+    messages: { retrieve: Call; send: Call; flags: { add: Call; remove: Call } };
     queues: { register: Call; deregister: Call };
     server: { settings: Call };
     streams: {

@@ -35,3 +35,57 @@ export async function markReadBatch(
   const rows = await markReadBatchQuery(tx.q, read, userId, limit).execute();
   return rows.map((r) => r.message_id);
 }
+
+/**
+ * Sets (`on`) or clears flag bit `bit` on user `userId`'s messages among
+ * `ids` where it is not already so; answers the ids it changed.
+ */
+export async function setFlag(
+  tx: Tx,
+  userId: number,
+  ids: readonly number[],
+  bit: bigint,
+  on: boolean,
+): Promise<number[]> {
+  if (ids.length === 0) return [];
+  const flag = bit.toString();
+  const rows = await tx.q
+    .updateTable("user_messages")
+    .set((eb) => ({
+      flags: on ? eb("flags", "|", eb.val(flag)) : eb("flags", "&", eb.val((~bit).toString())),
+    }))
+    .where("user_id", "=", userId)
+    .where("message_id", "in", [...ids])
+    .where((eb) => eb(eb("flags", "&", eb.val(flag)), on ? "=" : "!=", "0"))
+    .returning("message_id")
+    .execute();
+  return rows.map((r) => r.message_id).sort((a, b) => a - b);
+}
+
+/**
+ * Marks read user `userId`'s unread messages in channel `channelId` (and
+ * topic `topic`, any case, when given); answers the ids it changed.
+ */
+export async function markChannelRead(
+  tx: Tx,
+  read: bigint,
+  userId: number,
+  channelId: number,
+  topic: string | undefined,
+): Promise<number[]> {
+  const flag = read.toString();
+  const rows = await tx.q
+    .updateTable("user_messages")
+    .set((eb) => ({ flags: eb("flags", "|", eb.val(flag)) }))
+    .where("user_id", "=", userId)
+    .where((eb) => eb(eb("flags", "&", eb.val(flag)), "=", "0"))
+    .where("message_id", "in", (eb) => {
+      const inChannel = eb.selectFrom("messages").select("id").where("channel_id", "=", channelId);
+      return topic === undefined
+        ? inChannel
+        : inChannel.where((m) => m(m.fn("lower", ["topic"]), "=", topic.toLowerCase()));
+    })
+    .returning("message_id")
+    .execute();
+  return rows.map((r) => r.message_id).sort((a, b) => a - b);
+}

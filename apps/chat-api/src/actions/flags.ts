@@ -1,0 +1,191 @@
+import type { Tx } from "../db/kysely";
+import type { Database } from "../db/database";
+import { JsonableError } from "@repo/envelope";
+import { markChannelRead, markReadBatch, setFlag } from "../db/queries/messages";
+import { sendEvent } from "../events/queue";
+import type { AuthedUser } from "../lib/auth";
+import { MENTION_FLAGS, MESSAGE_FLAGS, type MessageFlag } from "../lib/message-flags";
+import { accessChannelById } from "./channels";
+import { type WindowQuery, messageWindow } from "./read-messages";
+
+/** The flags a user may set and clear themself (Zulip's editable flags). */
+const EDITABLE: readonly MessageFlag[] = ["read", "starred", "collapsed"];
+
+/** The bit of an editable flag; Zulip's errors for an unknown or a non-editable one. */
+function editableFlag(flag: string): bigint {
+  if (!(flag in MESSAGE_FLAGS)) throw new JsonableError(`Invalid flag: '${flag}'`);
+  if (!EDITABLE.includes(flag as MessageFlag))
+    throw new JsonableError(`Flag not editable: '${flag}'`);
+  return MESSAGE_FLAGS[flag as MessageFlag];
+}
+
+/**
+ * `message_details` of a `remove` `read` event: what a client needs to count
+ * the messages unread again without fetching them (Zulip's feature level 121).
+ */
+async function messageDetails(tx: Tx, userId: number, ids: readonly number[]) {
+  const rows = await tx.prisma.message.findMany({
+    where: { id: { in: [...ids] } },
+    include: { user_messages: { where: { user_id: userId }, select: { flags: true } } },
+  });
+  const muted = new Set(
+    (
+      await tx.prisma.subscription.findMany({
+        where: { user_id: userId, is_muted: true },
+        select: { channel_id: true },
+      })
+    ).map((s) => s.channel_id),
+  );
+  return Object.fromEntries(
+    rows.map((m) => {
+      const mentioned = ((m.user_messages[0]?.flags ?? 0n) & MENTION_FLAGS) !== 0n;
+      const detail =
+        m.channel_id === null
+          ? {
+              type: "private",
+              user_ids: (m.dm_key ?? "")
+                .split(",")
+                .map(Number)
+                .filter((id) => id !== userId),
+            }
+          : {
+              type: "stream",
+              stream_id: m.channel_id,
+              topic: m.topic,
+              unmuted_stream_msg: !muted.has(m.channel_id),
+            };
+      return [String(m.id), mentioned ? { ...detail, mentioned } : detail];
+    }),
+  );
+}
+
+/** Changes a flag on some of the user's messages inside `tx` and tells their clients; the changed ids. */
+async function changeFlag(
+  tx: Tx,
+  user: AuthedUser,
+  ids: readonly number[],
+  op: "add" | "remove",
+  flag: string,
+): Promise<number[]> {
+  const changed = await setFlag(tx, user.id, ids, editableFlag(flag), op === "add");
+  if (changed.length > 0)
+    await sendEvent(tx, [user.id], {
+      type: "update_message_flags",
+      op,
+      operation: op,
+      flag,
+      messages: changed,
+      all: false,
+      ...(op === "remove" && flag === "read"
+        ? { message_details: await messageDetails(tx, user.id, changed) }
+        : {}),
+    });
+  return changed;
+}
+
+/**
+ * POST /messages/flags: adds or removes a flag on the caller's messages among
+ * `ids` (others' and unknown ids are left alone, as Zulip leaves them), in
+ * one transaction with its `update_message_flags` event.
+ */
+export async function doUpdateFlags(
+  db: Database,
+  user: AuthedUser,
+  ids: readonly number[],
+  op: "add" | "remove",
+  flag: string,
+): Promise<void> {
+  editableFlag(flag);
+  await db.transaction((tx) => changeFlag(tx, user, [...new Set(ids)], op, flag));
+}
+
+/**
+ * POST /messages/flags/narrow: the flag change on a window of the narrow
+ * (GET /messages' anchor and counts); how many were processed and changed,
+ * and where the window reached.
+ */
+export async function doUpdateFlagsForNarrow(
+  db: Database,
+  user: AuthedUser,
+  query: WindowQuery,
+  op: "add" | "remove",
+  flag: string,
+) {
+  editableFlag(flag);
+  const window = await messageWindow(db, user, query);
+  const ids = window.rows.map((r) => r.message_id);
+  const changed = await db.transaction((tx) => changeFlag(tx, user, ids, op, flag));
+  return {
+    processed_count: ids.length,
+    updated_count: changed.length,
+    first_processed_id: ids[0] ?? null,
+    last_processed_id: ids.at(-1) ?? null,
+    found_oldest: window.foundOldest,
+    found_newest: window.foundNewest,
+    ignored_because_not_subscribed_channels: [],
+  };
+}
+
+/**
+ * POST /mark_stream_as_read and /mark_topic_as_read: marks the caller's
+ * unread messages of a channel they can see (of one topic, any case) read.
+ */
+export async function doMarkChannelAsRead(
+  db: Database,
+  user: AuthedUser,
+  channelId: number,
+  topic?: string,
+): Promise<void> {
+  const channel = await accessChannelById(db, user, channelId);
+  await db.transaction(async (tx) => {
+    const changed = await markChannelRead(tx, MESSAGE_FLAGS.read, user.id, channel.id, topic);
+    if (changed.length > 0) await sendReadEvent(tx, user.id, changed);
+  });
+}
+
+/** The `update_message_flags` event of messages `ids` (in order) marked read. */
+async function sendReadEvent(tx: Tx, userId: number, ids: number[]): Promise<void> {
+  await sendEvent(tx, [userId], {
+    type: "update_message_flags",
+    op: "add",
+    operation: "add",
+    flag: "read",
+    messages: ids,
+    all: false,
+  });
+}
+
+/** Messages marked read per transaction by mark_all_as_read. */
+export const MARK_READ_BATCH = 1000;
+
+/**
+ * POST /mark_all_as_read: marks the caller's unread messages read in batches,
+ * newest first, each batch its own transaction with its
+ * `update_message_flags` event, until none is left (`true`) or the time
+ * budget has run out after a batch (`false`; a repeat continues). At least one
+ * batch always runs, so every call makes progress; no message is skipped,
+ * since each batch takes the newest unread ones left.
+ */
+export async function doMarkAllAsRead(
+  db: Database,
+  user: AuthedUser,
+  budgetMs: number,
+  batchSize = MARK_READ_BATCH,
+): Promise<boolean> {
+  const deadline = Date.now() + budgetMs;
+  for (;;) {
+    const marked = await db.transaction(async (tx) => {
+      const ids = await markReadBatch(tx, MESSAGE_FLAGS.read, user.id, batchSize);
+      if (ids.length > 0) {
+        await sendReadEvent(
+          tx,
+          user.id,
+          ids.sort((a, b) => a - b),
+        );
+      }
+      return ids.length;
+    });
+    if (marked < batchSize) return true;
+    if (Date.now() >= deadline) return false;
+  }
+}
