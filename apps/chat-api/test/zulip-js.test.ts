@@ -137,6 +137,31 @@ describe("zulip-js 2.1.0", () => {
     expect(none.messages).toEqual([]);
   });
 
+  it("types, fetches a message by id, and leaves a channel", async () => {
+    succeeded(await client.typing.send({ op: "start", to: [cast.id("othello")] }));
+    succeeded(
+      await client.typing.send({ op: "stop", to: ["othello@example.com", "iago@example.com"] }),
+    );
+    const sent = await client.messages.send({
+      type: "private",
+      to: [cast.id("othello")],
+      content: "fetch me",
+    });
+    const one = await client.messages.getById({ message_id: sent.id });
+    succeeded(one);
+    expect(one.raw_content).toBe("fetch me");
+    succeeded(
+      await client.users.me.subscriptions.add({
+        subscriptions: JSON.stringify([{ name: "zulip-js leaving" }]),
+      }),
+    );
+    const left = await client.users.me.subscriptions.remove({
+      subscriptions: JSON.stringify(["zulip-js leaving"]),
+    });
+    succeeded(left);
+    expect(left.removed).toEqual(["zulip-js leaving"]);
+  });
+
   it("registers a queue, receives an event, and deletes the queue", async () => {
     const queue = await client.queues.register({ event_types: ["message"] });
     succeeded(queue);

@@ -156,6 +156,26 @@ export async function doUnmuteTopic(
   });
 }
 
+/**
+ * POST /user_topics: sets the caller's visibility policy of a topic in a
+ * channel they can see (0 none, 1 muted, 2 unmuted, 3 followed; any case of
+ * the topic's name is the same topic), and tells their clients (`user_topic`).
+ */
+export async function doSetTopicVisibility(
+  db: Database,
+  user: AuthedUser,
+  channelId: number,
+  topic: string,
+  policy: number,
+): Promise<void> {
+  const channel = await accessChannelById(db, user, channelId);
+  await db.transaction(async (tx) => {
+    if (policy === INHERIT) await clearTopicPolicy(tx, user.id, channel.id, topic, undefined);
+    else await setTopicPolicy(tx, user.id, channel.id, topic, policy);
+    await sendEvent(tx, [user.id], userTopicEvent(channel.id, topic, policy));
+  });
+}
+
 function userTopicEvent(channelId: number, topic: string, policy: number): ChatEvent {
   return {
     type: "user_topic",

@@ -268,6 +268,29 @@ export async function fetchMessages(db: Database, user: AuthedUser, query: Messa
   };
 }
 
+/**
+ * GET /messages/{message_id}: one of the caller's messages with their flags
+ * and its source (`raw_content`); `Invalid message(s)` for any other id.
+ */
+export async function fetchMessage(
+  db: Database,
+  user: AuthedUser,
+  messageId: number,
+  view: ViewOptions,
+) {
+  const [row] = await narrowedMessages(
+    db,
+    user.id,
+    [{ negated: false, kind: "id", id: messageId }],
+    { op: ">=", anchor: 0, limit: 1 },
+  );
+  if (row === undefined) throw new JsonableError("Invalid message(s)");
+  const [message] = await messageViews(db, [messageId], view);
+  const [source] = await messageViews(db, [messageId], { ...view, applyMarkdown: false });
+  if (message === undefined || source === undefined) throw new JsonableError("Invalid message(s)");
+  return { raw_content: source.content, message: { ...message, flags: flagNames(row.flags) } };
+}
+
 /** Most message ids one GET /messages/matches_narrow may ask about. */
 export const MAX_MATCH_IDS = 1000;
 

@@ -36,3 +36,29 @@ export async function announceSubscriptions(
     user_ids: [...userIds].sort((a, b) => a - b),
   });
 }
+
+/**
+ * Tells everyone concerned that `userIds` left `channel`: each one's clients
+ * get `subscription` `remove`, the others who can see the channel
+ * `peer_remove`.
+ */
+export async function announceUnsubscriptions(
+  tx: Tx,
+  channel: Channel,
+  userIds: readonly number[],
+): Promise<void> {
+  if (userIds.length === 0) return;
+  await sendEvent(tx, userIds, {
+    type: "subscription",
+    op: "remove",
+    subscriptions: [{ name: channel.name, stream_id: channel.id }],
+  });
+  const gone = new Set(userIds);
+  const peers = (await channelAudience(tx, channel)).filter((id) => !gone.has(id));
+  await sendEvent(tx, peers, {
+    type: "subscription",
+    op: "peer_remove",
+    stream_ids: [channel.id],
+    user_ids: [...userIds].sort((a, b) => a - b),
+  });
+}

@@ -1,12 +1,12 @@
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
-import { JsonableError } from "@repo/envelope";
+import { ErrorCode, JsonableError } from "@repo/envelope";
 import type { Channel } from "../gen/prisma/client";
 import type { AuthedUser } from "../lib/auth";
 import { isAdministrator, isGuest } from "../lib/roles";
 import { type NewChannel, checkChannelName, createChannel } from "./create-channel";
-import { channelByName } from "./channels";
-import { announceSubscriptions } from "./subscription-events";
+import { canSee, channelByName, isSubscribed } from "./channels";
+import { announceSubscriptions, announceUnsubscriptions } from "./subscription-events";
 import { isGroupMember } from "./user-groups";
 import { findUsers } from "./user-lookup";
 
@@ -134,4 +134,61 @@ async function maySubscribe(
     (await inGroup(channel.can_add_subscribers_group_id)) ||
     (await inGroup(channel.can_administer_channel_group_id))
   );
+}
+
+/** Zulip's answer to an unsubscription: the channel names left and those that were not joined. */
+export interface UnsubscribeResult {
+  removed: string[];
+  not_removed: string[];
+}
+
+/**
+ * DELETE /users/me/subscriptions: unsubscribes users (the caller, or
+ * `principals`) from channels by name, in one transaction. A channel the
+ * caller cannot see is answered as missing; removing someone else needs
+ * administration or the channel's `can_remove_subscribers_group`.
+ */
+export async function doUnsubscribe(
+  db: Database,
+  user: AuthedUser,
+  names: readonly string[],
+  principals: readonly (number | string)[] | undefined,
+): Promise<UnsubscribeResult> {
+  return db.transaction(async (tx) => {
+    const targets = await resolvePrincipals(tx, user, principals);
+    const result: UnsubscribeResult = { removed: [], not_removed: [] };
+    const seen = new Set<number>();
+    for (const name of names) {
+      const channel = await channelByName(tx, user.realm_id, name);
+      if (
+        channel === null ||
+        !(await canSee(user, channel, () => isSubscribed(tx, user.id, channel.id)))
+      )
+        throw new JsonableError(
+          `Channel '${name}' does not exist`,
+          ErrorCode.STREAM_DOES_NOT_EXIST,
+          400,
+          { stream: name },
+        );
+      if (seen.has(channel.id)) continue;
+      seen.add(channel.id);
+      const others = targets.some((id) => id !== user.id);
+      if (
+        others &&
+        !isAdministrator(user.role) &&
+        !(await isGroupMember(tx, channel.can_remove_subscribers_group_id, user.id, false))
+      )
+        throw new JsonableError("Insufficient permission");
+      const left = await tx.prisma.subscription.updateManyAndReturn({
+        where: { channel_id: channel.id, user_id: { in: targets }, active: true },
+        data: { active: false },
+        select: { user_id: true },
+      });
+      const leavers = left.map((r) => r.user_id);
+      for (const target of targets)
+        (leavers.includes(target) ? result.removed : result.not_removed).push(channel.name);
+      await announceUnsubscriptions(tx, channel, leavers);
+    }
+    return result;
+  });
 }

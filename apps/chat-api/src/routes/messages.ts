@@ -1,7 +1,16 @@
-import { JsonableError } from "@repo/envelope";
+import { JsonableError, RequestVariableMissingError } from "@repo/envelope";
 import { z } from "zod";
 import { doSendMessage } from "../actions/messages";
-import { MAX_MATCH_IDS, fetchMessages, matchesNarrow, parseAnchor } from "../actions/read-messages";
+import {
+  MAX_MATCH_IDS,
+  fetchMessage,
+  fetchMessages,
+  matchesNarrow,
+  parseAnchor,
+} from "../actions/read-messages";
+import { doSendTyping } from "../actions/typing";
+import { MAX_USERS_PER_REQUEST } from "../actions/user-lookup";
+import { MAX_TOPIC_LENGTH } from "../actions/channel-settings";
 import { narrowSchema, narrowTerm } from "../lib/narrow";
 import { INT32_MAX, bool, int, isoDate, json, oneOf, str } from "../lib/params";
 import { userEndpoint } from "../lib/typed-endpoint";
@@ -148,6 +157,64 @@ export function messageRoutes({ db }: Services) {
           clientGravatar: true,
           applyMarkdown: true,
         }),
+    ),
+    getMessage: userEndpoint(
+      {
+        pathParams: ["message_id"],
+        operationId: "get-message",
+        summary: "Fetch a single message",
+        tag: "messages",
+        params: {
+          apply_markdown: bool().default(true),
+          allow_empty_topic_name: bool().default(false),
+        },
+      },
+      async ({ user, path, params }) =>
+        fetchMessage(db, user, path.message_id, {
+          clientGravatar: false,
+          applyMarkdown: params.apply_markdown,
+        }),
+    ),
+    setTypingStatus: userEndpoint(
+      {
+        operationId: "set-typing-status",
+        summary: "Set typing status",
+        tag: "users",
+        params: {
+          type: oneOf(["direct", "private", "stream", "channel"]).default("direct"),
+          op: oneOf(["start", "stop"]),
+          to: json(
+            z.union([
+              z.array(z.int32()).max(MAX_USERS_PER_REQUEST),
+              z.array(z.string().max(254)).max(MAX_USERS_PER_REQUEST),
+              z
+                .string()
+                .max(254)
+                .transform((email) => [email]),
+            ]),
+          )
+            .optional()
+            .describe("User ids (or, as older clients send, addresses)"),
+          stream_id: int({ min: 1 }).optional(),
+          topic: str({ maxLength: MAX_TOPIC_LENGTH }).optional(),
+        },
+      },
+      async ({ user, params }) => {
+        if (params.type === "stream" || params.type === "channel") {
+          if (params.stream_id === undefined) throw new RequestVariableMissingError("stream_id");
+          if (params.topic === undefined) throw new RequestVariableMissingError("topic");
+          await doSendTyping(
+            db,
+            user,
+            { kind: "channel", channelId: params.stream_id, topic: params.topic },
+            params.op,
+          );
+        } else {
+          if (params.to === undefined) throw new RequestVariableMissingError("to");
+          await doSendTyping(db, user, { kind: "direct", to: params.to }, params.op);
+        }
+        return {};
+      },
     ),
   };
 }

@@ -6,9 +6,13 @@ import {
   doUnmuteTopic,
 } from "../actions/channels";
 import { listSubscriptions } from "../actions/channel-view";
-import { doSubscribe } from "../actions/subscriptions";
+import { doSubscribe, doUnsubscribe } from "../actions/subscriptions";
 import { z } from "zod";
-import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_TOPIC_LENGTH } from "../actions/channel-settings";
+import {
+  MAX_CHANNEL_DESCRIPTION_LENGTH,
+  MAX_CHANNEL_NAME_LENGTH,
+  MAX_TOPIC_LENGTH,
+} from "../actions/channel-settings";
 import { bool, int, json, oneOf, str } from "../lib/params";
 import { userEndpoint } from "../lib/typed-endpoint";
 import type { Services } from "../services";
@@ -62,6 +66,18 @@ export function subscriptionRoutes({ db, config }: Services) {
           },
           creation,
         ),
+    ),
+    unsubscribe: userEndpoint(
+      {
+        operationId: "unsubscribe",
+        summary: "Unsubscribe from a channel",
+        tag: "channels",
+        params: {
+          subscriptions: json(z.array(z.string().max(MAX_CHANNEL_NAME_LENGTH)).min(1).max(500)),
+          principals: json(z.union([z.array(z.int32()), z.array(z.string())])).optional(),
+        },
+      },
+      async ({ user, params }) => doUnsubscribe(db, user, params.subscriptions, params.principals),
     ),
     muteTopic: userEndpoint(
       {

@@ -1,9 +1,11 @@
 import { channelTopicList } from "../actions/channel-lookups";
-import { bool } from "../lib/params";
+import { MAX_TOPIC_LENGTH } from "../actions/channel-settings";
+import { doSetTopicVisibility } from "../actions/channels";
+import { bool, int, str } from "../lib/params";
 import { userEndpoint } from "../lib/typed-endpoint";
 import type { Services } from "../services";
 
-/** `/users/me/{stream_id}/topics`: a channel's topics, as the topic list of a client shows them. */
+/** A channel's topics as a client's topic list shows them, and the caller's policy of each. */
 export function topicRoutes({ db }: Services) {
   return {
     getStreamTopics: userEndpoint(
@@ -17,6 +19,28 @@ export function topicRoutes({ db }: Services) {
       async ({ user, path, params }) => ({
         topics: await channelTopicList(db, user, path.stream_id, params.allow_empty_topic_name),
       }),
+    ),
+    setTopicVisibility: userEndpoint(
+      {
+        operationId: "update-user-topic",
+        summary: "Update personal preferences for a topic",
+        tag: "channels",
+        params: {
+          stream_id: int({ min: 1 }),
+          topic: str({ maxLength: MAX_TOPIC_LENGTH }),
+          visibility_policy: int({ min: 0, max: 3 }),
+        },
+      },
+      async ({ user, params }) => {
+        await doSetTopicVisibility(
+          db,
+          user,
+          params.stream_id,
+          params.topic.trim(),
+          params.visibility_policy,
+        );
+        return {};
+      },
     ),
   };
 }

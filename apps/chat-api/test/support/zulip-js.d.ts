@@ -17,7 +17,13 @@ declare module "zulip-js" {
     emojis: { retrieve: Call };
     events: { retrieve: Call };
     filters: { retrieve: Call };
-    messages: { retrieve: Call; send: Call; flags: { add: Call; remove: Call } };
+    messages: {
+      retrieve: Call;
+      send: Call;
+      getById: Call;
+      flags: { add: Call; remove: Call };
+    };
+    typing: { send: Call };
     queues: { register: Call; deregister: Call };
     server: { settings: Call };
     streams: {
@@ -29,7 +35,7 @@ declare module "zulip-js" {
     };
     users: {
       retrieve: Call;
-      me: { getProfile: Call; subscriptions: { add: Call } };
+      me: { getProfile: Call; subscriptions: { add: Call; remove: Call } };
     };
   }
 

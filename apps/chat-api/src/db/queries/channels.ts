@@ -56,21 +56,23 @@ export async function setTopicPolicy(
     .execute();
 }
 
-/** Removes a user's policy `policy` of a topic (the topic's name compared case-insensitively). */
+/**
+ * Removes a user's policy `policy` of a topic (any policy when undefined;
+ * the topic's name compared case-insensitively).
+ */
 export async function clearTopicPolicy(
   tx: Tx,
   userId: number,
   channelId: number,
   topic: string,
-  policy: number,
+  policy: number | undefined,
 ): Promise<void> {
-  await tx.q
+  const query = tx.q
     .deleteFrom("user_topics")
     .where("user_id", "=", userId)
     .where("channel_id", "=", channelId)
-    .where((eb) => sameText(eb, "topic_name", topic))
-    .where("visibility_policy", "=", policy)
-    .execute();
+    .where((eb) => sameText(eb, "topic_name", topic));
+  await (policy === undefined ? query : query.where("visibility_policy", "=", policy)).execute();
 }
 
 /** Channel `channelId`'s visibility columns and user `userId`'s subscription to it (null: none). */

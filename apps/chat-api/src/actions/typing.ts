@@ -1,0 +1,64 @@
+import type { Database } from "../db/database";
+import { JsonableError } from "@repo/envelope";
+import { channelSubscriberIds } from "../db/queries/channels";
+import { sendEvent } from "../events/queue";
+import type { AuthedUser } from "../lib/auth";
+import { accessChannelById } from "./channels";
+import { findUsers } from "./user-lookup";
+
+/** Where someone is typing: to some people, or in a channel's topic. */
+export type TypingPlace =
+  | { kind: "direct"; to: readonly (number | string)[] }
+  | { kind: "channel"; channelId: number; topic: string };
+
+/**
+ * POST /typing: tells the others of a conversation that the caller started
+ * or stopped typing (`typing` events; nothing is stored). A direct
+ * conversation's people all hear it, the caller included, as Zulip sends
+ * it; in a channel, its other active subscribers.
+ */
+export async function doSendTyping(
+  db: Database,
+  user: AuthedUser,
+  place: TypingPlace,
+  op: "start" | "stop",
+): Promise<void> {
+  const sender = { user_id: user.id, email: user.email };
+  if (place.kind === "direct") {
+    if (place.to.length === 0) throw new JsonableError("Empty 'to' list");
+    const people = await findUsers(db, user.realm_id, place.to, () => {
+      throw new JsonableError("Invalid user ID");
+    });
+    const everyone = [
+      ...new Map(
+        [...people, { id: user.id, email: user.email, is_active: true }].map((p) => [p.id, p]),
+      ).values(),
+    ].sort((a, b) => a.id - b.id);
+    await db.transaction((tx) =>
+      sendEvent(
+        tx,
+        everyone.filter((p) => p.is_active).map((p) => p.id),
+        {
+          type: "typing",
+          op,
+          message_type: "direct",
+          sender,
+          recipients: everyone.map((p) => ({ user_id: p.id, email: p.email })),
+        },
+      ),
+    );
+    return;
+  }
+  const channel = await accessChannelById(db, user, place.channelId);
+  await db.transaction(async (tx) => {
+    const audience = (await channelSubscriberIds(tx, channel.id)).filter((id) => id !== user.id);
+    await sendEvent(tx, audience, {
+      type: "typing",
+      op,
+      message_type: "stream",
+      sender,
+      stream_id: channel.id,
+      topic: place.topic,
+    });
+  });
+}

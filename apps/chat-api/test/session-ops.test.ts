@@ -1,0 +1,303 @@
+import {
+  type Cast,
+  type TestServer,
+  apiError,
+  channelIds,
+  loadCast,
+  startTestServer,
+} from "./support/server";
+import { zulipResponseSchema } from "./support/zulip-schema";
+
+/**
+ * What a client does in a session besides sending and reading: typing
+ * notices, one message by id, leaving channels, topic preferences; each
+ * answer checked against Zulip's schema, each event seen by the right people.
+ */
+const validate = {
+  typing: zulipResponseSchema("session", "/typing", "post"),
+  message: zulipResponseSchema("session", "/messages/{message_id}", "get"),
+  unsubscribe: zulipResponseSchema("session", "/users/me/subscriptions", "delete"),
+  unsubscribeError: zulipResponseSchema("session", "/users/me/subscriptions", "delete", "400"),
+  userTopic: zulipResponseSchema("session", "/user_topics", "post"),
+};
+
+let server: TestServer;
+let cast: Cast;
+let channels: Record<string, number>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  cast = await loadCast(server, ["hamlet", "othello", "cordelia", "iago", "polonius"]);
+  channels = await channelIds(server);
+});
+
+afterAll(() => server.close());
+
+const as = (who: string) => cast.as(who);
+const id = (who: string) => cast.id(who);
+
+const post = (who: string, path: string, form: Record<string, string>) =>
+  server.call("POST", `/api/v1${path}`, { ...as(who), form });
+
+/** A queue of `who` for `types`; answers a function that drains it. */
+async function listen(who: string, types: string[]) {
+  const reply = await post(who, "/register", { event_types: JSON.stringify(types) });
+  let last = -1;
+  return async () => {
+    const events = await server.call("GET", "/api/v1/events", {
+      ...as(who),
+      query: {
+        queue_id: String(reply.body.queue_id),
+        last_event_id: String(last),
+        dont_block: "true",
+      },
+    });
+    const list = events.body.events as (Record<string, unknown> & { id: number })[];
+    last = list.at(-1)?.id ?? last;
+    return list.map(({ id: _id, ...event }) => event);
+  };
+}
+
+describe("POST /api/v1/typing", () => {
+  it("tells a direct conversation's people, the typist included, and no one else", async () => {
+    const [othello, hamlet, iago] = await Promise.all([
+      listen("othello", ["typing"]),
+      listen("hamlet", ["typing"]),
+      listen("iago", ["typing"]),
+    ]);
+    const reply = await post("hamlet", "/typing", {
+      op: "start",
+      to: JSON.stringify([id("othello")]),
+    });
+    expect(reply.status).toBe(200);
+    expect(validate.typing(reply.body)).toEqual([]);
+    const expected = {
+      type: "typing",
+      op: "start",
+      message_type: "direct",
+      sender: { user_id: id("hamlet"), email: "hamlet@example.com" },
+      recipients: [
+        { user_id: id("hamlet"), email: "hamlet@example.com" },
+        { user_id: id("othello"), email: "othello@example.com" },
+      ].sort((a, b) => a.user_id - b.user_id),
+    };
+    expect(await othello()).toEqual([expected]);
+    expect(await hamlet()).toEqual([expected]);
+    expect(await iago()).toEqual([]);
+  });
+
+  it("tells a channel's other subscribers of a topic, and not the typist", async () => {
+    const [othello, hamlet] = await Promise.all([
+      listen("othello", ["typing"]),
+      listen("hamlet", ["typing"]),
+    ]);
+    const reply = await post("hamlet", "/typing", {
+      type: "stream",
+      op: "stop",
+      stream_id: String(channels.Denmark),
+      topic: "castle",
+    });
+    expect(reply.status).toBe(200);
+    expect(await othello()).toEqual([
+      {
+        type: "typing",
+        op: "stop",
+        message_type: "stream",
+        sender: { user_id: id("hamlet"), email: "hamlet@example.com" },
+        stream_id: channels.Denmark,
+        topic: "castle",
+      },
+    ]);
+    expect(await hamlet()).toEqual([]);
+  });
+
+  it("refuses what names no conversation", async () => {
+    for (const [form, msg] of [
+      [{ op: "start" }, "Missing 'to' argument"],
+      [{ op: "start", to: "[]" }, "Empty 'to' list"],
+      [{ op: "start", to: "[99999]" }, "Invalid user ID"],
+      [{ op: "start", type: "stream", topic: "t" }, "Missing 'stream_id' argument"],
+      [{ op: "start", type: "stream", stream_id: "999999", topic: "t" }, "Invalid channel ID"],
+      [{ op: "typing", to: "[1]" }, "Invalid op"],
+    ] as const) {
+      const reply = await post("hamlet", "/typing", form);
+      expect(reply.status).toBe(400);
+      expect(reply.body.msg).toBe(msg);
+    }
+  });
+});
+
+describe("GET /api/v1/messages/{message_id}", () => {
+  it("answers one of the caller's messages with flags and source, and no one else's", async () => {
+    const sent = await post("hamlet", "/messages", {
+      type: "direct",
+      to: JSON.stringify([id("othello")]),
+      content: "a <b>bold</b> claim",
+    });
+    const messageId = sent.body.id as number;
+    const reply = await server.call("GET", `/api/v1/messages/${messageId}`, as("othello"));
+    expect(reply.status).toBe(200);
+    expect(validate.message(reply.body)).toEqual([]);
+    expect(reply.body.raw_content).toBe("a <b>bold</b> claim");
+    expect(reply.body.message).toMatchObject({
+      id: messageId,
+      flags: [],
+      content: "<p>a &lt;b&gt;bold&lt;/b&gt; claim</p>",
+    });
+    const raw = await server.call("GET", `/api/v1/messages/${messageId}`, {
+      ...as("othello"),
+      query: { apply_markdown: "false" },
+    });
+    expect((raw.body.message as { content: string }).content).toBe("a <b>bold</b> claim");
+    for (const [who, path] of [
+      ["iago", `/api/v1/messages/${messageId}`],
+      ["othello", "/api/v1/messages/99999999"],
+    ] as const) {
+      const refused = await server.call("GET", path, as(who));
+      expect([refused.status, refused.body]).toEqual([400, apiError("Invalid message(s)")]);
+    }
+  });
+});
+
+describe("DELETE /api/v1/users/me/subscriptions", () => {
+  it("leaves a channel, telling the leaver and the channel's watchers", async () => {
+    const made = await post("iago", "/users/me/subscriptions", {
+      subscriptions: JSON.stringify([{ name: "leaving" }]),
+      principals: JSON.stringify([id("iago"), id("othello"), id("cordelia")]),
+    });
+    expect(made.status).toBe(200);
+    const [othello, cordelia] = await Promise.all([
+      listen("othello", ["subscription"]),
+      listen("cordelia", ["subscription"]),
+    ]);
+    const reply = await server.call("DELETE", "/api/v1/users/me/subscriptions", {
+      ...as("othello"),
+      form: { subscriptions: JSON.stringify(["leaving"]) },
+    });
+    expect(reply.status).toBe(200);
+    expect(validate.unsubscribe(reply.body)).toEqual([]);
+    expect(reply.body).toMatchObject({ removed: ["leaving"] });
+    const channelId = (
+      await server.call("GET", "/api/v1/get_stream_id", {
+        ...as("iago"),
+        query: { stream: "leaving" },
+      })
+    ).body.stream_id as number;
+    expect(await othello()).toEqual([
+      {
+        type: "subscription",
+        op: "remove",
+        subscriptions: [{ name: "leaving", stream_id: channelId }],
+      },
+    ]);
+    expect(await cordelia()).toContainEqual({
+      type: "subscription",
+      op: "peer_remove",
+      stream_ids: [channelId],
+      user_ids: [id("othello")],
+    });
+    // Leaving again removes nothing.
+    const again = await server.call("DELETE", "/api/v1/users/me/subscriptions", {
+      ...as("othello"),
+      form: { subscriptions: JSON.stringify(["leaving"]) },
+    });
+    expect(again.body).toMatchObject({ removed: [], not_removed: ["leaving"] });
+  });
+
+  it("removes others only with permission, and answers a missing channel by name", async () => {
+    const others = await server.call("DELETE", "/api/v1/users/me/subscriptions", {
+      ...as("hamlet"),
+      form: {
+        subscriptions: JSON.stringify(["Denmark"]),
+        principals: JSON.stringify([id("othello")]),
+      },
+    });
+    expect([others.status, others.body]).toEqual([400, apiError("Insufficient permission")]);
+    const byAdmin = await server.call("DELETE", "/api/v1/users/me/subscriptions", {
+      ...as("iago"),
+      form: {
+        subscriptions: JSON.stringify(["leaving"]),
+        principals: JSON.stringify(["cordelia@example.com"]),
+      },
+    });
+    expect(byAdmin.body).toMatchObject({ removed: ["leaving"] });
+    const missing = await server.call("DELETE", "/api/v1/users/me/subscriptions", {
+      ...as("hamlet"),
+      form: { subscriptions: JSON.stringify(["no such place"]) },
+    });
+    expect(missing.status).toBe(400);
+    expect(validate.unsubscribeError(missing.body)).toEqual([]);
+    expect(missing.body).toEqual({
+      result: "error",
+      msg: "Channel 'no such place' does not exist",
+      code: "STREAM_DOES_NOT_EXIST",
+      stream: "no such place",
+    });
+  });
+});
+
+describe("POST /api/v1/user_topics", () => {
+  it("follows, mutes and resets a topic, with user_topic events", async () => {
+    const events = await listen("othello", ["user_topic"]);
+    const set = (policy: number) =>
+      post("othello", "/user_topics", {
+        stream_id: String(channels.Denmark),
+        topic: "castle",
+        visibility_policy: String(policy),
+      });
+    const follow = await set(3);
+    expect(follow.status).toBe(200);
+    expect(validate.userTopic(follow.body)).toEqual([]);
+    const followed = await server.call("GET", "/api/v1/messages", {
+      ...as("othello"),
+      query: {
+        anchor: "newest",
+        num_before: "5",
+        narrow: JSON.stringify([{ operator: "is", operand: "followed" }]),
+      },
+    });
+    const topics = (followed.body.messages as { subject: string }[]).map((m) =>
+      m.subject.toLowerCase(),
+    );
+    expect(topics.length).toBeGreaterThan(0);
+    expect(new Set(topics)).toEqual(new Set(["castle"]));
+    await set(1);
+    await set(0);
+    const seen = (await events()).map((e) => [e.topic_name, e.visibility_policy]);
+    expect(seen).toEqual([
+      ["castle", 3],
+      ["castle", 1],
+      ["castle", 0],
+    ]);
+    const state = await post("othello", "/register", {
+      fetch_event_types: JSON.stringify(["user_topic"]),
+    });
+    expect(state.body.user_topics).toEqual([]);
+  });
+
+  it("refuses a policy Zulip does not have and a channel the caller cannot see", async () => {
+    const bad = await post("othello", "/user_topics", {
+      stream_id: String(channels.Denmark),
+      topic: "castle",
+      visibility_policy: "7",
+    });
+    expect([bad.status, bad.body]).toEqual([400, apiError("visibility_policy is too large")]);
+    const secret = await post("iago", "/users/me/subscriptions", {
+      subscriptions: JSON.stringify([{ name: "user-topics secret" }]),
+      invite_only: "true",
+    });
+    expect(secret.status).toBe(200);
+    const secretId = (
+      await server.call("GET", "/api/v1/get_stream_id", {
+        ...as("iago"),
+        query: { stream: "user-topics secret" },
+      })
+    ).body.stream_id as number;
+    const hidden = await post("othello", "/user_topics", {
+      stream_id: String(secretId),
+      topic: "castle",
+      visibility_policy: "1",
+    });
+    expect([hidden.status, hidden.body]).toEqual([400, apiError("Invalid channel ID")]);
+  });
+});
