@@ -57,6 +57,8 @@ export function buildApi(services: Services): Api {
     url("GET", "/messages", messages.getMessages),
     url("GET", "/messages/matches_narrow", messages.matchesNarrow),
     url("GET", "/messages/{message_id}", messages.getMessage),
+    url("POST", "/messages/{message_id}/reactions", messages.addReaction),
+    url("DELETE", "/messages/{message_id}/reactions", messages.removeReaction),
     url("POST", "/typing", messages.setTypingStatus),
     url("POST", "/mark_all_as_read", flags.markAllAsRead),
     url("POST", "/mark_stream_as_read", flags.markChannelAsRead),

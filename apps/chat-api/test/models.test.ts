@@ -95,6 +95,18 @@ describe("round trips", () => {
     expect(read).toMatchObject({ topic_name: "Castle", visibility_policy: 1, last_updated: at });
   });
 
+  it("Reaction, one per user, message and emoji", async () => {
+    const data = {
+      message_id: ids.message,
+      user_id: ids.hamlet,
+      emoji_name: "octopus",
+      emoji_code: "1f419",
+    };
+    const reaction = await db.prisma.reaction.create({ data });
+    expect(reaction).toMatchObject({ ...data, reaction_type: "unicode_emoji" });
+    await expect(db.prisma.reaction.create({ data })).rejects.toThrow();
+  });
+
   it("Draft, with an integer array and an enum", async () => {
     const draft = await db.prisma.draft.create({
       data: {

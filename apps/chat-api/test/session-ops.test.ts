@@ -19,6 +19,8 @@ const validate = {
   unsubscribe: zulipResponseSchema("session", "/users/me/subscriptions", "delete"),
   unsubscribeError: zulipResponseSchema("session", "/users/me/subscriptions", "delete", "400"),
   userTopic: zulipResponseSchema("session", "/user_topics", "post"),
+  react: zulipResponseSchema("session", "/messages/{message_id}/reactions", "post"),
+  unreact: zulipResponseSchema("session", "/messages/{message_id}/reactions", "delete"),
 };
 
 let server: TestServer;
@@ -299,5 +301,152 @@ describe("POST /api/v1/user_topics", () => {
       visibility_policy: "1",
     });
     expect([hidden.status, hidden.body]).toEqual([400, apiError("Invalid channel ID")]);
+  });
+});
+
+describe("POST and DELETE /api/v1/messages/{message_id}/reactions", () => {
+  it("reacts by name or code, shows reactions in the message, and tells everyone who has it", async () => {
+    const sent = await post("hamlet", "/messages", {
+      type: "direct",
+      to: JSON.stringify([id("othello"), id("cordelia")]),
+      content: "react to me",
+    });
+    const messageId = sent.body.id as number;
+    const [hamlet, iago] = await Promise.all([
+      listen("hamlet", ["reaction"]),
+      listen("iago", ["reaction"]),
+    ]);
+    const path = `/messages/${messageId}/reactions`;
+    const byName = await post("othello", path, { emoji_name: "octopus" });
+    expect(byName.status).toBe(200);
+    expect(validate.react(byName.body)).toEqual([]);
+    const byCode = await post("cordelia", path, {
+      emoji_name: "+1",
+      emoji_code: "1f44d",
+      reaction_type: "unicode_emoji",
+    });
+    expect(byCode.status).toBe(200);
+    const message = await server.call(
+      "GET",
+      `/api/v1${path.replace("/reactions", "")}`,
+      as("hamlet"),
+    );
+    expect((message.body.message as { reactions: unknown[] }).reactions).toEqual([
+      {
+        emoji_name: "octopus",
+        emoji_code: "1f419",
+        reaction_type: "unicode_emoji",
+        user_id: id("othello"),
+      },
+      {
+        emoji_name: "+1",
+        emoji_code: "1f44d",
+        reaction_type: "unicode_emoji",
+        user_id: id("cordelia"),
+      },
+    ]);
+    const events = await hamlet();
+    expect(events[0]).toEqual({
+      type: "reaction",
+      op: "add",
+      user_id: id("othello"),
+      user: {
+        user_id: id("othello"),
+        email: "othello@example.com",
+        full_name: expect.any(String) as string,
+      },
+      message_id: messageId,
+      emoji_name: "octopus",
+      emoji_code: "1f419",
+      reaction_type: "unicode_emoji",
+    });
+    expect(events).toHaveLength(2);
+    expect(await iago()).toEqual([]);
+
+    const removed = await server.call("DELETE", `/api/v1${path}`, {
+      ...as("othello"),
+      form: { emoji_name: "octopus" },
+    });
+    expect(removed.status).toBe(200);
+    expect(validate.unreact(removed.body)).toEqual([]);
+    expect((await hamlet()).map((e) => [e.op, e.emoji_code])).toEqual([["remove", "1f419"]]);
+  });
+
+  it("answers Zulip's errors and stores nothing", async () => {
+    const sent = await post("hamlet", "/messages", {
+      type: "direct",
+      to: JSON.stringify([id("othello")]),
+      content: "no reactions here",
+    });
+    const path = `/messages/${sent.body.id as number}/reactions`;
+    for (const [who, form, msg] of [
+      ["othello", { emoji_name: "no_such_emoji" }, "Emoji 'no_such_emoji' does not exist"],
+      ["othello", { emoji_name: "octopus", emoji_code: "zzzz" }, "Invalid emoji code."],
+      ["othello", { emoji_name: "smile", emoji_code: "1f419" }, "Invalid emoji name."],
+      [
+        "othello",
+        { emoji_name: "party", reaction_type: "realm_emoji" },
+        "Emoji 'party' does not exist",
+      ],
+      ["iago", { emoji_name: "octopus" }, "Invalid message(s)"],
+    ] as const) {
+      const reply = await post(who, path, form);
+      expect([reply.status, reply.body]).toEqual([400, apiError(msg)]);
+    }
+    expect((await post("othello", path, { emoji_name: "octopus" })).status).toBe(200);
+    expect((await post("othello", path, { emoji_name: "octopus" })).body).toEqual(
+      apiError("Reaction already exists."),
+    );
+    const missing = await server.call("DELETE", `/api/v1${path}`, {
+      ...as("othello"),
+      form: { emoji_name: "tada" },
+    });
+    expect(missing.body).toEqual(apiError("Reaction doesn't exist."));
+    const message = await server.call(
+      "GET",
+      `/api/v1${path.replace("/reactions", "")}`,
+      as("othello"),
+    );
+    expect((message.body.message as { reactions: { emoji_code: string }[] }).reactions).toEqual([
+      expect.objectContaining({ emoji_code: "1f419" }),
+    ]);
+  });
+
+  it("caps one person's different reactions on one message", async () => {
+    const sent = await post("hamlet", "/messages", {
+      type: "direct",
+      to: JSON.stringify([id("othello")]),
+      content: "so many feelings",
+    });
+    const path = `/messages/${sent.body.id as number}/reactions`;
+    const names = [
+      "smile",
+      "heart",
+      "tada",
+      "octopus",
+      "+1",
+      "rocket",
+      "fire",
+      "eyes",
+      "star",
+      "sunny",
+      "cloud",
+      "coffee",
+      "snowman",
+      "umbrella",
+      "comet",
+      "tm",
+      "keyboard",
+      "interrobang",
+      "information_source",
+      "joy",
+    ];
+    for (const name of names)
+      expect((await post("othello", path, { emoji_name: name })).status).toBe(200);
+    const over = await post("othello", path, { emoji_name: "cat" });
+    expect([over.status, over.body]).toEqual([
+      400,
+      apiError("You have too many reactions on this message (limit: 20)."),
+    ]);
   });
 });

@@ -150,6 +150,12 @@ describe("zulip-js 2.1.0", () => {
     const one = await client.messages.getById({ message_id: sent.id });
     succeeded(one);
     expect(one.raw_content).toBe("fetch me");
+    succeeded(await client.reactions.add({ message_id: sent.id, emoji_name: "tada" }));
+    const reacted = await client.messages.getById({ message_id: sent.id });
+    expect((reacted.message as { reactions: { emoji_name: string }[] }).reactions).toEqual([
+      expect.objectContaining({ emoji_name: "tada" }),
+    ]);
+    succeeded(await client.reactions.remove({ message_id: sent.id, emoji_name: "tada" }));
     succeeded(
       await client.users.me.subscriptions.add({
         subscriptions: JSON.stringify([{ name: "zulip-js leaving" }]),

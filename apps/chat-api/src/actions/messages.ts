@@ -1,7 +1,7 @@
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
-import type { Channel, Message } from "../gen/prisma/client";
+import type { Channel, Message, Reaction } from "../gen/prisma/client";
 import { renderPlainText } from "../lib/render";
 import { sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
@@ -35,6 +35,7 @@ type MessageRow = Message & {
   sender: { email: string; full_name: string; delivery_email: string };
   channel: { name: string } | null;
   realm: { subdomain: string };
+  reactions: Reaction[];
 };
 
 /** Message content as stored: trailing whitespace dropped, not empty, no NUL, cut at the limit. */
@@ -121,6 +122,7 @@ export async function messageViews(tx: Tx, ids: readonly number[], options: View
       sender: { select: { email: true, full_name: true, delivery_email: true } },
       channel: { select: { name: true } },
       realm: { select: { subdomain: true } },
+      reactions: { orderBy: { id: "asc" } },
     },
     orderBy: { id: "asc" },
   });
@@ -146,7 +148,12 @@ export async function messageViews(tx: Tx, ids: readonly number[], options: View
     content: options.applyMarkdown ? row.rendered_content : row.content,
     content_type: options.applyMarkdown ? "text/html" : "text/x-markdown",
     is_me_message: false,
-    reactions: [],
+    reactions: row.reactions.map((r) => ({
+      emoji_name: r.emoji_name,
+      emoji_code: r.emoji_code,
+      reaction_type: r.reaction_type,
+      user_id: r.user_id,
+    })),
     submessages: [],
     topic_links: [],
     timestamp: Math.floor(row.date_sent.getTime() / 1000),

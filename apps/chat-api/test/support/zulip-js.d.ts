@@ -24,6 +24,7 @@ declare module "zulip-js" {
       flags: { add: Call; remove: Call };
     };
     typing: { send: Call };
+    reactions: { add: Call; remove: Call };
     queues: { register: Call; deregister: Call };
     server: { settings: Call };
     streams: {
