@@ -91,7 +91,7 @@ describe("POST /api/v1/messages", () => {
       (
         await server.call("POST", "/api/v1/register", {
           ...as(who),
-          form: { event_types: ["message"] },
+          form: { event_types: ["message"], apply_markdown: true },
         })
       ).body.queue_id as string;
     const queues = { othello: await register("othello"), cordelia: await register("cordelia") };

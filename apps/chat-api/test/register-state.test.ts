@@ -271,10 +271,7 @@ describe("POST /api/v1/register: the initial state", () => {
       fetch_event_types: types,
       include_subscribers: "true",
     });
-    // Events carry avatar URLs whatever the queue's client_gravatar (a URL is
-    // always valid where a client could compute it); the rest must be equal.
-    const byId = (list: Person[]) =>
-      [...list].sort((a, b) => a.user_id - b.user_id).map((p) => ({ ...p, avatar_url: "any" }));
+    const byId = (list: Person[]) => [...list].sort((a, b) => a.user_id - b.user_id);
     expect(byId([...people.values()])).toEqual(byId(fresh.realm_users as Person[]));
     expect(byId([...inactive.values()])).toEqual(byId(fresh.realm_non_active_users as Person[]));
     const channel = (fresh.subscriptions as (Sub & { name: string })[]).find(
@@ -284,5 +281,39 @@ describe("POST /api/v1/register: the initial state", () => {
     expect(subscriptions.get(channel?.stream_id ?? -1)?.subscribers?.sort((a, b) => a - b)).toEqual(
       channel?.subscribers,
     );
+  });
+
+  it("shapes each queue's message events as it registered: Markdown or HTML, avatars or not", async () => {
+    const queue = async (form: Record<string, string>) => {
+      const state = await register("othello", { event_types: ["message"], ...form });
+      return async () => {
+        const reply = await server.call("GET", "/api/v1/events", {
+          ...as("othello"),
+          query: { queue_id: state.queue_id, dont_block: "true" },
+        });
+        return (reply.body.events as { message: Record<string, unknown> }[]).map((e) => e.message);
+      };
+    };
+    const bot = await queue({});
+    const web = await queue({ apply_markdown: "true", client_gravatar: "false" });
+    await send("hamlet", {
+      type: "direct",
+      to: `[${id("othello")}]`,
+      content: "a <tag> & **stars**",
+    });
+    const [plain] = await bot();
+    const [html] = await web();
+    expect(plain).toMatchObject({
+      content: "a <tag> & **stars**",
+      content_type: "text/x-markdown",
+      avatar_url: null,
+    });
+    expect(html).toMatchObject({
+      content: "<p>a &lt;tag&gt; &amp; **stars**</p>",
+      content_type: "text/html",
+      avatar_url: expect.stringMatching(/^https:\/\/secure\.gravatar\.com\/avatar\//) as string,
+    });
+    expect(plain).not.toHaveProperty("source");
+    expect(Object.keys(plain ?? {}).sort()).toEqual(Object.keys(html ?? {}).sort());
   });
 });

@@ -4,6 +4,7 @@ import { JsonableError } from "@repo/envelope";
 import type { Channel, Message, Reaction } from "../gen/prisma/client";
 import { renderPlainText } from "../lib/render";
 import { sendEvent } from "../events/queue";
+import type { MessageSource } from "../events/shape";
 import type { AuthedUser } from "../lib/auth";
 import { codePoints } from "../lib/text";
 import { MESSAGE_FLAGS } from "../lib/message-flags";
@@ -23,6 +24,7 @@ export interface Sender {
   id: number;
   realm_id: number;
   email: string;
+  delivery_email: string;
   full_name: string;
 }
 
@@ -101,10 +103,16 @@ export async function insertMessage(
     clientGravatar: true,
     applyMarkdown: true,
   });
+  // Each queue gets the content as it asked (HTML or Markdown) and avatars as
+  // it asked: the stored event carries both forms (events/shape.ts).
+  const source: MessageSource = {
+    content: message.content,
+    avatar_url: gravatarUrl(sender.delivery_email),
+  };
   const others = [...readers].filter((id) => id !== sender.id);
-  await sendEvent(tx, others, { type: "message", message: view, flags: [] });
+  await sendEvent(tx, others, { type: "message", message: view, flags: [], source });
   if (readers.has(sender.id))
-    await sendEvent(tx, [sender.id], { type: "message", message: view, flags: ["read"] });
+    await sendEvent(tx, [sender.id], { type: "message", message: view, flags: ["read"], source });
   return message.id;
 }
 

@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto";
 import { BadEventQueueIdError, JsonableError } from "@repo/envelope";
 import type { Prisma } from "../gen/prisma/client";
 import { EVENTS_CHANNEL, type EventHub } from "./hub";
+import { queueShape, shapeEvent } from "./shape";
 import { lockUser } from "../db/queries/users";
 import { writeEvent, writeHeartbeat } from "../db/queries/events";
 
@@ -121,11 +122,13 @@ export async function pollEvents(
 ): Promise<ChatEvent[]> {
   const { queueId } = poll;
   const after = poll.lastEventId ?? -1;
-  const touched = await db.prisma.eventQueue.updateMany({
+  const [touched] = await db.prisma.eventQueue.updateManyAndReturn({
     where: { id: queueId, user_id: userId },
     data: { last_poll_time: new Date() },
+    select: { options: true },
   });
-  if (touched.count === 0) throw badQueue(queueId);
+  if (touched === undefined) throw badQueue(queueId);
+  const shape = queueShape(touched.options);
   if (poll.lastEventId !== undefined) {
     await db.prisma.event.deleteMany({
       where: { queue_id: queueId, id: { lte: poll.lastEventId } },
@@ -136,7 +139,7 @@ export async function pollEvents(
       where: { queue_id: queueId, id: { gt: after } },
       orderBy: { id: "asc" },
     });
-    return rows.map((row) => ({ ...(row.payload as ChatEvent), id: row.id }));
+    return rows.map((row) => ({ ...shapeEvent(row.payload as ChatEvent, shape), id: row.id }));
   };
   const deadline = Date.now() + poll.heartbeatMs;
   for (;;) {

@@ -35,6 +35,7 @@ export function eventRoutes({ db, config, events }: Services) {
         },
       },
       async ({ realm, user, params }) => {
+        const capability = (name: string) => params.client_capabilities[name] === true;
         // The queue first: whatever changes after this point reaches it as events.
         const queueId = await createQueue(db, user, {
           maxPerUser: config.CHAT_MAX_QUEUES_PER_USER,
@@ -43,9 +44,9 @@ export function eventRoutes({ db, config, events }: Services) {
             apply_markdown: params.apply_markdown,
             client_gravatar: params.client_gravatar,
             slim_presence: params.slim_presence,
+            bulk_message_deletion: capability("bulk_message_deletion"),
           },
         });
-        const capability = (name: string) => params.client_capabilities[name] === true;
         const state = await fetchInitialState(db, config, realm, user, {
           wanted: params.fetch_event_types ?? params.event_types,
           slimPresence: params.slim_presence,
