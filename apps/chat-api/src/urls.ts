@@ -57,6 +57,8 @@ export function buildApi(services: Services): Api {
     url("GET", "/messages", messages.getMessages),
     url("GET", "/messages/matches_narrow", messages.matchesNarrow),
     url("GET", "/messages/{message_id}", messages.getMessage),
+    url("PATCH", "/messages/{message_id}", messages.updateMessage),
+    url("DELETE", "/messages/{message_id}", messages.deleteMessage),
     url("POST", "/messages/{message_id}/reactions", messages.addReaction),
     url("DELETE", "/messages/{message_id}/reactions", messages.removeReaction),
     url("POST", "/typing", messages.setTypingStatus),

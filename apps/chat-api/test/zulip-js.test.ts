@@ -156,6 +156,14 @@ describe("zulip-js 2.1.0", () => {
       expect.objectContaining({ emoji_name: "tada" }),
     ]);
     succeeded(await client.reactions.remove({ message_id: sent.id, emoji_name: "tada" }));
+    succeeded(await client.reactions.add({ message_id: sent.id, emoji_name: "octopus" }));
+    succeeded(
+      await client.messages.deleteReactionById({ message_id: sent.id, emoji_name: "octopus" }),
+    );
+    succeeded(await client.messages.update({ message_id: sent.id, content: "fetched" }));
+    expect((await client.messages.getById({ message_id: sent.id })).raw_content).toBe("fetched");
+    succeeded(await client.messages.deleteById({ message_id: sent.id }));
+    expect((await client.messages.getById({ message_id: sent.id })).result).toBe("error");
     succeeded(
       await client.users.me.subscriptions.add({
         subscriptions: JSON.stringify([{ name: "zulip-js leaving" }]),

@@ -9,6 +9,7 @@ import {
   parseAnchor,
 } from "../actions/read-messages";
 import { doSendTyping } from "../actions/typing";
+import { doDeleteMessage, doEditMessage } from "../actions/message-edits";
 import { type EmojiRef, type ReactionType, doReact } from "../actions/reactions";
 import { MAX_USERS_PER_REQUEST } from "../actions/user-lookup";
 import { MAX_TOPIC_LENGTH } from "../actions/channel-settings";
@@ -262,6 +263,46 @@ export function messageRoutes({ db }: Services) {
       },
       async ({ user, path, params }) => {
         await doReact(db, user, path.message_id, emojiRef(params), "remove");
+        return {};
+      },
+    ),
+    updateMessage: userEndpoint(
+      {
+        pathParams: ["message_id"],
+        operationId: "update-message",
+        summary: "Edit a message",
+        tag: "messages",
+        params: {
+          content: str({ ownNulCheck: true }).optional(),
+          topic: str({ ownNulCheck: true }).alias("subject").optional(),
+          propagate_mode: oneOf(["change_one", "change_later", "change_all"]).default("change_one"),
+          send_notification_to_old_thread: bool()
+            .default(false)
+            .describe("Accepted; no notification message is sent yet"),
+          send_notification_to_new_thread: bool()
+            .default(true)
+            .describe("Accepted; no notification message is sent yet"),
+        },
+      },
+      async ({ user, path, params }) => {
+        await doEditMessage(db, user, path.message_id, {
+          content: params.content,
+          topic: params.topic,
+          propagateMode: params.propagate_mode,
+        });
+        return {};
+      },
+    ),
+    deleteMessage: userEndpoint(
+      {
+        pathParams: ["message_id"],
+        operationId: "delete-message",
+        summary: "Delete a message",
+        tag: "messages",
+        params: {},
+      },
+      async ({ user, path }) => {
+        await doDeleteMessage(db, user, path.message_id);
         return {};
       },
     ),

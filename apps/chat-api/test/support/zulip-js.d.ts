@@ -21,6 +21,9 @@ declare module "zulip-js" {
       retrieve: Call;
       send: Call;
       getById: Call;
+      update: Call;
+      deleteById: Call;
+      deleteReactionById: Call;
       flags: { add: Call; remove: Call };
     };
     typing: { send: Call };
@@ -31,6 +34,7 @@ declare module "zulip-js" {
       retrieve: Call;
       getStreamId: (name: string | Record<string, unknown>) => Promise<Reply>;
       deleteById: Call;
+      deleteReactionById: Call;
       subscriptions: { retrieve: Call };
       topics: { retrieve: Call };
     };
