@@ -85,6 +85,7 @@ export function buildApi(services: Services): Api {
     url("GET", "/users/me/subscriptions", subscriptions.getSubscriptions),
     url("POST", "/users/me/subscriptions", subscriptions.subscribe),
     url("DELETE", "/users/me/subscriptions", subscriptions.unsubscribe),
+    url("POST", "/users/me/subscriptions/properties", subscriptions.setProperties),
     url("PATCH", "/users/me/subscriptions/muted_topics", subscriptions.muteTopic),
     url("GET", "/users/{user_id}/subscriptions/{stream_id}", users.getSubscriptionStatus),
     url("GET", "/streams", channels.getStreams),
@@ -109,6 +110,7 @@ export function buildApi(services: Services): Api {
     url("POST", "/user_groups/{user_group_id}/deactivate", groups.deactivateUserGroup),
     url("POST", "/users/me/presence", presence.updatePresence),
     url("GET", "/realm/presence", presence.getPresence),
+    url("GET", "/users/{user_id_or_email}/presence", presence.getUserPresence),
     url("POST", "/bots", bots.createBot),
     url("POST", "/bots/{bot_id}/api_key/regenerate", bots.regenerateBotApiKey),
     // Invitations

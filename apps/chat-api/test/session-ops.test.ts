@@ -23,6 +23,8 @@ const validate = {
   unreact: zulipResponseSchema("session", "/messages/{message_id}/reactions", "delete"),
   edit: zulipResponseSchema("session", "/messages/{message_id}", "patch"),
   remove: zulipResponseSchema("session", "/messages/{message_id}", "delete"),
+  properties: zulipResponseSchema("session", "/users/me/subscriptions/properties", "post"),
+  presence: zulipResponseSchema("session", "/users/{user_id_or_email}/presence", "get"),
 };
 
 let server: TestServer;
@@ -583,5 +585,105 @@ describe("PATCH and DELETE /api/v1/messages/{message_id}", () => {
     ]);
     const gone = await server.call("GET", `/api/v1/messages/${mine}`, as("othello"));
     expect(gone.body).toEqual(apiError("Invalid message(s)"));
+  });
+});
+
+describe("POST /api/v1/users/me/subscriptions/properties", () => {
+  it("changes colour, muting, pinning and notifications, with subscription update events", async () => {
+    const events = await listen("othello", ["subscription"]);
+    const denmark = channels.Denmark ?? 0;
+    const reply = await post("othello", "/users/me/subscriptions/properties", {
+      subscription_data: JSON.stringify([
+        { stream_id: denmark, property: "color", value: "#AABBCC" },
+        { stream_id: denmark, property: "in_home_view", value: false },
+        { stream_id: denmark, property: "pin_to_top", value: true },
+        { stream_id: denmark, property: "push_notifications", value: false },
+      ]),
+    });
+    expect(reply.status).toBe(200);
+    expect(validate.properties(reply.body)).toEqual([]);
+    const subs = await server.call("GET", "/api/v1/users/me/subscriptions", as("othello"));
+    expect(
+      (subs.body.subscriptions as { stream_id: number }[]).find((s) => s.stream_id === denmark),
+    ).toMatchObject({
+      color: "#aabbcc",
+      is_muted: true,
+      in_home_view: false,
+      pin_to_top: true,
+      push_notifications: false,
+      desktop_notifications: null,
+    });
+    expect((await events()).map((e) => [e.op, e.property, e.value])).toEqual([
+      ["update", "color", "#aabbcc"],
+      ["update", "in_home_view", false],
+      ["update", "is_muted", true],
+      ["update", "pin_to_top", true],
+      ["update", "push_notifications", false],
+    ]);
+  });
+
+  it("changes nothing when any change is refused", async () => {
+    const denmark = channels.Denmark ?? 0;
+    for (const [data, msg] of [
+      [
+        { stream_id: denmark, property: "color", value: "red" },
+        "color is not a valid hex color code",
+      ],
+      [{ stream_id: denmark, property: "pin_to_top", value: "yes" }, "pin_to_top is not a boolean"],
+      [
+        { stream_id: denmark, property: "sparkle", value: true },
+        "Unknown subscription property: sparkle",
+      ],
+      [
+        { stream_id: 999_999, property: "pin_to_top", value: false },
+        "Not subscribed to channel ID 999999",
+      ],
+    ] as const) {
+      const reply = await post("cordelia", "/users/me/subscriptions/properties", {
+        subscription_data: JSON.stringify([
+          { stream_id: denmark, property: "color", value: "#000000" },
+          data,
+        ]),
+      });
+      expect([reply.status, reply.body]).toEqual([400, apiError(msg)]);
+    }
+    const subs = await server.call("GET", "/api/v1/users/me/subscriptions", as("cordelia"));
+    const mine = (subs.body.subscriptions as { stream_id: number; color: string }[]).find(
+      (s) => s.stream_id === denmark,
+    );
+    expect(mine?.color).not.toBe("#000000");
+  });
+});
+
+describe("GET /api/v1/users/{user_id_or_email}/presence", () => {
+  it("answers one user's presence by id or address, and refuses bots and strangers", async () => {
+    expect((await post("hamlet", "/users/me/presence", { status: "active" })).status).toBe(200);
+    for (const ref of [String(id("hamlet")), "hamlet@example.com"]) {
+      const reply = await server.call("GET", `/api/v1/users/${ref}/presence`, as("othello"));
+      expect(reply.status).toBe(200);
+      expect(validate.presence(reply.body)).toEqual([]);
+      expect(reply.body.presence).toEqual({
+        website: { status: "active", timestamp: expect.any(Number) as number },
+        aggregated: { status: "active", timestamp: expect.any(Number) as number },
+      });
+    }
+    const bot = await server.call(
+      "GET",
+      "/api/v1/users/hamlet-bot@example.com/presence",
+      as("othello"),
+    );
+    expect(bot.body).toEqual(apiError("Presence is not supported for bot users."));
+    const nobody = await server.call(
+      "GET",
+      "/api/v1/users/nobody@example.com/presence",
+      as("othello"),
+    );
+    expect(nobody.body).toEqual(apiError("No such user"));
+    const silent = await server.call(
+      "GET",
+      "/api/v1/users/cordelia@example.com/presence",
+      as("othello"),
+    );
+    expect(silent.body).toEqual(apiError("No presence data for cordelia@example.com"));
   });
 });

@@ -160,11 +160,11 @@ export async function subscriptionViews(
       is_muted: subscription.is_muted,
       in_home_view: !subscription.is_muted,
       pin_to_top: subscription.pin_to_top,
-      desktop_notifications: null,
-      email_notifications: null,
-      wildcard_mentions_notify: null,
-      push_notifications: null,
-      audible_notifications: null,
+      desktop_notifications: subscription.desktop_notifications,
+      email_notifications: subscription.email_notifications,
+      wildcard_mentions_notify: subscription.wildcard_mentions_notify,
+      push_notifications: subscription.push_notifications,
+      audible_notifications: subscription.audible_notifications,
       ...(withSubscribers
         ? {
             subscribers: members

@@ -3,7 +3,9 @@ import type { Database } from "../db/database";
 import type { Presence } from "../gen/prisma/client";
 import { realmAudience, sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
+import { JsonableError } from "@repo/envelope";
 import { hasRealmPermission } from "./user-groups";
+import { findUsers } from "./user-lookup";
 import {
   channelPeers,
   nextPresenceUpdateId,
@@ -129,4 +131,43 @@ export async function lastPresenceUpdateId(tx: Tx, realmId: number): Promise<num
     _max: { last_update_id: true },
   });
   return row._max.last_update_id ?? -1;
+}
+
+/**
+ * GET /users/{user_id_or_email}/presence: one user's last reported presence
+ * (by id or address), as Zulip's per-user form gives it; `No such user` for
+ * anyone the viewer may not see, bots have none.
+ */
+export async function userPresence(
+  db: Database,
+  viewer: AuthedUser,
+  ref: string,
+  limitToAccessible: boolean,
+) {
+  const [target] = await findUsers(
+    db,
+    viewer.realm_id,
+    [/^\d{1,10}$/.test(ref) ? Number(ref) : ref],
+    () => {
+      throw new JsonableError("No such user");
+    },
+  );
+  if (target === undefined) throw new JsonableError("No such user");
+  const row = await db.prisma.user.findUniqueOrThrow({
+    where: { id: target.id },
+    select: { is_bot: true, presence: true },
+  });
+  if (row.is_bot) throw new JsonableError("Presence is not supported for bot users.");
+  const visible =
+    row.presence !== null &&
+    (!limitToAccessible ||
+      (await realmPresences(db, viewer, { limitToAccessible, historyDays: 36_500 })).some(
+        (p) => p.user_id === target.id,
+      ));
+  if (row.presence === null || !visible) throw new JsonableError(`No presence data for ${ref}`);
+  const entry = {
+    status: presenceStatus(row.presence),
+    timestamp: seconds(row.presence.last_connected_time),
+  };
+  return { presence: { website: entry, aggregated: entry } };
 }

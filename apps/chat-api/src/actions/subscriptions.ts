@@ -8,6 +8,7 @@ import { type NewChannel, checkChannelName, createChannel } from "./create-chann
 import { canSee, channelByName, isSubscribed } from "./channels";
 import { announceSubscriptions, announceUnsubscriptions } from "./subscription-events";
 import { isGroupMember } from "./user-groups";
+import { sendEvent } from "../events/queue";
 import { findUsers } from "./user-lookup";
 
 /** What POST /users/me/subscriptions asks for, parsed. */
@@ -190,5 +191,75 @@ export async function doUnsubscribe(
       await announceUnsubscriptions(tx, channel, leavers);
     }
     return result;
+  });
+}
+
+/** One change of POST /users/me/subscriptions/properties. */
+export interface SubscriptionChange {
+  stream_id: number;
+  property: string;
+  value: boolean | string;
+}
+
+const NOTIFICATION_PROPERTIES = [
+  "desktop_notifications",
+  "audible_notifications",
+  "push_notifications",
+  "email_notifications",
+  "wildcard_mentions_notify",
+] as const;
+
+/** The column update a change makes, checked as Zulip checks it. */
+function propertyUpdate(change: SubscriptionChange): Record<string, boolean | string> {
+  const { property, value } = change;
+  if (property === "color") {
+    if (typeof value !== "string" || !/^#[0-9a-fA-F]{6}$/.test(value))
+      throw new JsonableError("color is not a valid hex color code");
+    return { color: value.toLowerCase() };
+  }
+  const known = ["is_muted", "in_home_view", "pin_to_top", ...NOTIFICATION_PROPERTIES];
+  if (!known.includes(property))
+    throw new JsonableError(`Unknown subscription property: ${property}`);
+  if (typeof value !== "boolean") throw new JsonableError(`${property} is not a boolean`);
+  if (property === "in_home_view") return { is_muted: !value };
+  return { [property]: value };
+}
+
+/**
+ * POST /users/me/subscriptions/properties: changes settings of the caller's
+ * subscriptions (colour, muting, pinning, notifications), all in one
+ * transaction with a `subscription` `update` event each (muting also as the
+ * legacy `in_home_view`, as Zulip sends it).
+ */
+export async function doSetSubscriptionProperties(
+  db: Database,
+  user: AuthedUser,
+  changes: readonly SubscriptionChange[],
+): Promise<void> {
+  const updates = changes.map((change) => ({ change, data: propertyUpdate(change) }));
+  await db.transaction(async (tx) => {
+    for (const { change, data } of updates) {
+      const { count } = await tx.prisma.subscription.updateMany({
+        where: { user_id: user.id, channel_id: change.stream_id, active: true },
+        data,
+      });
+      if (count === 0)
+        throw new JsonableError(`Not subscribed to channel ID ${String(change.stream_id)}`);
+      const events = Object.entries(data).flatMap(([property, value]) =>
+        property === "is_muted"
+          ? [
+              { property: "in_home_view", value: !value },
+              { property: "is_muted", value },
+            ]
+          : [{ property, value }],
+      );
+      for (const event of events)
+        await sendEvent(tx, [user.id], {
+          type: "subscription",
+          op: "update",
+          stream_id: change.stream_id,
+          ...event,
+        });
+    }
   });
 }

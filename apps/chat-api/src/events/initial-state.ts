@@ -1,6 +1,11 @@
 import type { Database } from "../db/database";
 import type { Realm } from "../gen/prisma/client";
-import { channelViews, listSubscriptions, subscriptionViews } from "../actions/channel-view";
+import {
+  type SubscriptionView,
+  channelViews,
+  listSubscriptions,
+  subscriptionViews,
+} from "../actions/channel-view";
 import { listChannelFolders } from "../actions/channel-folders";
 import { EMPTY_TOPIC_DISPLAY_NAME } from "../actions/channel-lookups";
 import { listChannels } from "../actions/channels";
@@ -333,15 +338,22 @@ async function ownBots(db: Database, user: AuthedUser) {
  */
 async function subscriptionState(db: Database, user: AuthedUser, request: StateRequest) {
   const defaults = userSettings({ timezone: "", enable_drafts_synchronization: true });
-  const notificationDefaults = request.capabilities.notificationSettingsNull
-    ? {}
-    : {
-        desktop_notifications: defaults.enable_stream_desktop_notifications,
-        email_notifications: defaults.enable_stream_email_notifications,
-        wildcard_mentions_notify: defaults.wildcard_mentions_notify,
-        push_notifications: defaults.enable_stream_push_notifications,
-        audible_notifications: defaults.enable_stream_audible_notifications,
-      };
+  /** Without notification_settings_null, a setting that follows the defaults is spelled out. */
+  const spelled = <S extends SubscriptionView>(sub: S): S =>
+    request.capabilities.notificationSettingsNull
+      ? sub
+      : {
+          ...sub,
+          desktop_notifications:
+            sub.desktop_notifications ?? defaults.enable_stream_desktop_notifications,
+          email_notifications:
+            sub.email_notifications ?? defaults.enable_stream_email_notifications,
+          wildcard_mentions_notify:
+            sub.wildcard_mentions_notify ?? defaults.wildcard_mentions_notify,
+          push_notifications: sub.push_notifications ?? defaults.enable_stream_push_notifications,
+          audible_notifications:
+            sub.audible_notifications ?? defaults.enable_stream_audible_notifications,
+        };
   const subscribed = await listSubscriptions(db, user.id, request.includeSubscribers);
   const left = await db.prisma.subscription.findMany({
     where: { user_id: user.id, active: false, channel: { is_archived: false } },
@@ -376,8 +388,8 @@ async function subscriptionState(db: Database, user: AuthedUser, request: StateR
       })
     : [];
   return {
-    subscriptions: subscribed.map((s) => ({ ...s, ...notificationDefaults })),
-    unsubscribed: unsubscribed.map((s) => ({ ...s, ...notificationDefaults })),
+    subscriptions: subscribed.map(spelled),
+    unsubscribed: unsubscribed.map(spelled),
     never_subscribed: never.map((c) =>
       request.includeSubscribers
         ? {

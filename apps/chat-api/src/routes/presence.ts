@@ -5,6 +5,7 @@ import {
   legacyPresence,
   modernPresence,
   realmPresences,
+  userPresence,
 } from "../actions/presence";
 import { bool, int, oneOf } from "../lib/params";
 import { userEndpoint } from "../lib/typed-endpoint";
@@ -70,6 +71,16 @@ export function presenceRoutes({ db, config }: Services) {
           server_timestamp: Date.now() / 1000,
         };
       },
+    ),
+    getUserPresence: userEndpoint(
+      {
+        pathParams: ["user_id_or_email"],
+        operationId: "get-user-presence",
+        summary: "Get a user's presence",
+        tag: "users",
+        params: {},
+      },
+      async ({ user, path }) => userPresence(db, user, path.user_id_or_email, limitToAccessible),
     ),
   };
 }

@@ -6,7 +6,7 @@ import {
   doUnmuteTopic,
 } from "../actions/channels";
 import { listSubscriptions } from "../actions/channel-view";
-import { doSubscribe, doUnsubscribe } from "../actions/subscriptions";
+import { doSetSubscriptionProperties, doSubscribe, doUnsubscribe } from "../actions/subscriptions";
 import { z } from "zod";
 import {
   MAX_CHANNEL_DESCRIPTION_LENGTH,
@@ -78,6 +78,32 @@ export function subscriptionRoutes({ db, config }: Services) {
         },
       },
       async ({ user, params }) => doUnsubscribe(db, user, params.subscriptions, params.principals),
+    ),
+    setProperties: userEndpoint(
+      {
+        operationId: "update-subscription-settings",
+        summary: "Update subscription settings",
+        tag: "channels",
+        params: {
+          subscription_data: json(
+            z
+              .array(
+                z
+                  .object({
+                    stream_id: z.int32(),
+                    property: z.string().max(100),
+                    value: z.union([z.boolean(), z.string().max(100)]),
+                  })
+                  .strict(),
+              )
+              .max(500),
+          ),
+        },
+      },
+      async ({ user, params }) => {
+        await doSetSubscriptionProperties(db, user, params.subscription_data);
+        return {};
+      },
     ),
     muteTopic: userEndpoint(
       {
