@@ -101,6 +101,10 @@ export function buildApi(services: Services): Api {
     // Users
     url("GET", "/users", users.getUsers),
     url("GET", "/users/me", users.getOwnUser),
+    url("GET", "/users/me/alert_words", users.getAlertWords),
+    url("POST", "/users/me/alert_words", users.addAlertWords),
+    url("DELETE", "/users/me/alert_words", users.removeAlertWords),
+    url("POST", "/users/me/status", users.setStatus),
     url("GET", "/users/{user_id}", users.getUser),
     url("GET", "/users/{email}", users.getUserByEmail),
     url("POST", "/user_groups/create", groups.createUserGroup),

@@ -107,6 +107,14 @@ describe("round trips", () => {
     await expect(db.prisma.reaction.create({ data })).rejects.toThrow();
   });
 
+  it("AlertWord, one per user and word whatever its case", async () => {
+    await db.prisma.alertWord.create({ data: { user_id: ids.hamlet, word: "Elsinore" } });
+    await expect(
+      db.prisma.alertWord.create({ data: { user_id: ids.hamlet, word: "ELSINORE" } }),
+    ).rejects.toThrow();
+    expect(await db.prisma.alertWord.count({ where: { user_id: ids.hamlet } })).toBe(1);
+  });
+
   it("Draft, with an integer array and an enum", async () => {
     const draft = await db.prisma.draft.create({
       data: {

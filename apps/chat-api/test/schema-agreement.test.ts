@@ -74,6 +74,8 @@ const SQL_ONLY_INDEXES: Record<string, string> = {
     "CREATE UNIQUE INDEX user_topics_user_id_channel_id_lower_topic_name_key ON user_topics USING btree (user_id, channel_id, lower((topic_name)::text))",
   messages_channel_id_lower_topic_id_idx:
     "CREATE INDEX messages_channel_id_lower_topic_id_idx ON messages USING btree (channel_id, lower((topic)::text), id)",
+  alert_words_user_id_lower_word_key:
+    "CREATE UNIQUE INDEX alert_words_user_id_lower_word_key ON alert_words USING btree (user_id, lower((word)::text))",
   user_messages_unread_idx:
     "CREATE INDEX user_messages_unread_idx ON user_messages USING btree (user_id, message_id) WHERE ((flags & (1)::bigint) = 0)",
 };

@@ -25,6 +25,8 @@ const validate = {
   remove: zulipResponseSchema("session", "/messages/{message_id}", "delete"),
   properties: zulipResponseSchema("session", "/users/me/subscriptions/properties", "post"),
   presence: zulipResponseSchema("session", "/users/{user_id_or_email}/presence", "get"),
+  alertWords: zulipResponseSchema("session", "/users/me/alert_words", "get"),
+  status: zulipResponseSchema("session", "/users/me/status", "post"),
 };
 
 let server: TestServer;
@@ -685,5 +687,104 @@ describe("GET /api/v1/users/{user_id_or_email}/presence", () => {
       as("othello"),
     );
     expect(silent.body).toEqual(apiError("No presence data for cordelia@example.com"));
+  });
+});
+
+describe("/api/v1/users/me/alert_words", () => {
+  it("adds words once whatever their case, removes them, and tells the user's clients", async () => {
+    const events = await listen("cordelia", ["alert_words"]);
+    const added = await post("cordelia", "/users/me/alert_words", {
+      alert_words: JSON.stringify(["Lear", " storm ", "lear", ""]),
+    });
+    expect(added.status).toBe(200);
+    // (The session file describes GET only; POST and DELETE answer the same shape.)
+    expect(validate.alertWords(added.body)).toEqual([]);
+    expect(added.body.alert_words).toEqual(["Lear", "storm"]);
+    const again = await post("cordelia", "/users/me/alert_words", {
+      alert_words: JSON.stringify(["LEAR", "heath"]),
+    });
+    expect(again.body.alert_words).toEqual(["Lear", "storm", "heath"]);
+    const removed = await server.call("DELETE", "/api/v1/users/me/alert_words", {
+      ...as("cordelia"),
+      form: { alert_words: JSON.stringify(["STORM", "never added"]) },
+    });
+    expect(validate.alertWords(removed.body)).toEqual([]);
+    expect(removed.body.alert_words).toEqual(["Lear", "heath"]);
+    const listed = await server.call("GET", "/api/v1/users/me/alert_words", as("cordelia"));
+    expect(validate.alertWords(listed.body)).toEqual([]);
+    expect(listed.body.alert_words).toEqual(["Lear", "heath"]);
+    expect((await events()).map((e) => e.alert_words)).toEqual([
+      ["Lear", "storm"],
+      ["Lear", "storm", "heath"],
+      ["Lear", "heath"],
+    ]);
+    const state = await post("cordelia", "/register", {
+      fetch_event_types: JSON.stringify(["alert_words"]),
+    });
+    expect(state.body.alert_words).toEqual(["Lear", "heath"]);
+  });
+
+  it("refuses a word past 100 characters and stores nothing", async () => {
+    const reply = await post("othello", "/users/me/alert_words", {
+      alert_words: JSON.stringify(["fine", "x".repeat(101)]),
+    });
+    expect([reply.status, reply.body]).toEqual([
+      400,
+      apiError("alert_words is too long (limit: 100 characters)"),
+    ]);
+    const listed = await server.call("GET", "/api/v1/users/me/alert_words", as("othello"));
+    expect(listed.body.alert_words).toEqual([]);
+  });
+});
+
+describe("POST /api/v1/users/me/status", () => {
+  it("sets and clears a status, with user_status events and register's user_status", async () => {
+    const events = await listen("othello", ["user_status"]);
+    const set = await post("hamlet", "/users/me/status", {
+      status_text: "  To be or not  ",
+      emoji_name: "thinking_face",
+    });
+    expect(set.status).toBe(200);
+    expect(validate.status(set.body)).toEqual([]);
+    const state = await post("othello", "/register", {
+      fetch_event_types: JSON.stringify(["user_status"]),
+    });
+    expect((state.body.user_status as Record<string, unknown>)[String(id("hamlet"))]).toEqual({
+      status_text: "To be or not",
+      emoji_name: "thinking_face",
+      emoji_code: "1f914",
+      reaction_type: "unicode_emoji",
+    });
+    await post("hamlet", "/users/me/status", { status_text: "", emoji_name: "" });
+    const cleared = await post("othello", "/register", {
+      fetch_event_types: JSON.stringify(["user_status"]),
+    });
+    expect(cleared.body.user_status).not.toHaveProperty(String(id("hamlet")));
+    expect(await events()).toEqual([
+      {
+        type: "user_status",
+        user_id: id("hamlet"),
+        status_text: "To be or not",
+        emoji_name: "thinking_face",
+        emoji_code: "1f914",
+        reaction_type: "unicode_emoji",
+      },
+      {
+        type: "user_status",
+        user_id: id("hamlet"),
+        status_text: "",
+        emoji_name: "",
+        emoji_code: "",
+        reaction_type: "unicode_emoji",
+      },
+    ]);
+    for (const [form, msg] of [
+      [{}, "Client did not pass any new values."],
+      [{ emoji_name: "no_such_emoji" }, "Emoji 'no_such_emoji' does not exist"],
+      [{ status_text: "x".repeat(61) }, "status_text is too long (limit: 60 characters)"],
+    ] as const) {
+      const reply = await post("hamlet", "/users/me/status", form);
+      expect([reply.status, reply.body]).toEqual([400, apiError(msg)]);
+    }
   });
 });

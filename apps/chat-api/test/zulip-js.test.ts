@@ -68,6 +68,9 @@ describe("zulip-js 2.1.0", () => {
     expect(validate.topics(topics)).toEqual([]);
     const emoji = await client.emojis.retrieve();
     expect(validate.emoji(emoji)).toEqual([]);
+    const alertWords = await client.users.me.alertWords.retrieve();
+    succeeded(alertWords);
+    expect(alertWords.alert_words).toEqual([]);
     const filters = await client.filters.retrieve();
     succeeded(filters);
     expect((filters.filters as unknown[]).length).toBeGreaterThan(0);

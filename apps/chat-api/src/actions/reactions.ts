@@ -26,7 +26,7 @@ const missingEmoji = (name: string) => new JsonableError(`Emoji '${name}' does n
  * name (its code looked up) or by code with one of its names; Zulip's own
  * `zulip` emoji. This server has no custom (realm) emoji.
  */
-function resolveEmoji(ref: EmojiRef): { name: string; code: string; type: ReactionType } {
+export function resolveEmoji(ref: EmojiRef): { name: string; code: string; type: ReactionType } {
   const type = ref.reactionType ?? "unicode_emoji";
   const name = ref.emojiName;
   if (type === "zulip_extra_emoji") {

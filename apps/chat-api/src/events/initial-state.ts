@@ -9,7 +9,9 @@ import {
 import { listChannelFolders } from "../actions/channel-folders";
 import { EMPTY_TOPIC_DISPLAY_NAME } from "../actions/channel-lookups";
 import { listChannels } from "../actions/channels";
+import { listAlertWords } from "../actions/alert-words";
 import { listDrafts } from "../actions/drafts";
+import { realmStatuses } from "../actions/user-status";
 import { lastPresenceUpdateId, legacyPresence, realmPresences } from "../actions/presence";
 import { listLegacyFilters, listLinkifiers, listProfileFields } from "../actions/realm-config";
 import { listReminders } from "../actions/reminders";
@@ -80,7 +82,7 @@ export async function fetchInitialState(
   const topicName = (topic: string) =>
     topic === "" && !capabilities.emptyTopicName ? EMPTY_TOPIC_DISPLAY_NAME : topic;
   const state: State = {};
-  if (wants("alert_words")) state.alert_words = [];
+  if (wants("alert_words")) state.alert_words = await listAlertWords(db, user.id);
   if (wants("channel_folders"))
     state.channel_folders = await listChannelFolders(db, realm.id, true);
   if (wants("custom_profile_fields")) {
@@ -178,7 +180,7 @@ export async function fetchInitialState(
     const row = await db.prisma.user.findUniqueOrThrow({ where: { id: user.id } });
     state.user_settings = userSettings(row);
   }
-  if (wants("user_status")) state.user_status = {};
+  if (wants("user_status")) state.user_status = await realmStatuses(db, realm.id);
   if (wants("user_topic")) {
     const topics = await db.prisma.userTopic.findMany({
       where: { user_id: user.id },

@@ -1,6 +1,9 @@
 import { isUserSubscribed } from "../actions/channel-lookups";
 import { listUsers, ownUser, userByRef } from "../actions/user-view";
-import { type ParamValues, bool } from "../lib/params";
+import { z } from "zod";
+import { doChangeAlertWords, listAlertWords } from "../actions/alert-words";
+import { MAX_STATUS_TEXT_LENGTH, doSetStatus } from "../actions/user-status";
+import { type ParamValues, bool, json, oneOf, str } from "../lib/params";
 import { userEndpoint } from "../lib/typed-endpoint";
 import type { Services } from "../services";
 
@@ -17,7 +20,7 @@ const viewOptions = (params: ParamValues<typeof userParams>) => ({
 });
 
 /** The realm's users: the caller's own account (the first call clients make), the directory, one user, a user's subscription. */
-export function userRoutes({ db }: Services) {
+export function userRoutes({ db, config }: Services) {
   return {
     getOwnUser: userEndpoint(
       { operationId: "get-own-user", summary: "Get own user", tag: "users", params: {} },
@@ -69,6 +72,72 @@ export function userRoutes({ db }: Services) {
       async ({ user, path }) => ({
         is_subscribed: await isUserSubscribed(db, user, path.user_id, path.stream_id),
       }),
+    ),
+    getAlertWords: userEndpoint(
+      {
+        operationId: "get-alert-words",
+        summary: "Get all alert words",
+        tag: "users",
+        params: {},
+      },
+      async ({ user }) => ({ alert_words: await listAlertWords(db, user.id) }),
+    ),
+    addAlertWords: userEndpoint(
+      {
+        operationId: "add-alert-words",
+        summary: "Add alert words",
+        tag: "users",
+        params: { alert_words: json(z.array(z.string()).max(1000)) },
+      },
+      async ({ user, params }) => ({
+        alert_words: await doChangeAlertWords(
+          db,
+          user,
+          params.alert_words,
+          "add",
+          config.CHAT_MAX_OBJECTS_PER_USER,
+        ),
+      }),
+    ),
+    removeAlertWords: userEndpoint(
+      {
+        operationId: "remove-alert-words",
+        summary: "Remove alert words",
+        tag: "users",
+        params: { alert_words: json(z.array(z.string()).max(1000)) },
+      },
+      async ({ user, params }) => ({
+        alert_words: await doChangeAlertWords(
+          db,
+          user,
+          params.alert_words,
+          "remove",
+          config.CHAT_MAX_OBJECTS_PER_USER,
+        ),
+      }),
+    ),
+    setStatus: userEndpoint(
+      {
+        operationId: "update-status",
+        summary: "Update your status",
+        tag: "users",
+        params: {
+          status_text: str({ maxLength: MAX_STATUS_TEXT_LENGTH }).optional(),
+          away: bool().optional().describe("Deprecated; accepted and ignored"),
+          emoji_name: str({ maxLength: 100 }).optional(),
+          emoji_code: str({ maxLength: 100 }).optional(),
+          reaction_type: oneOf(["unicode_emoji", "realm_emoji", "zulip_extra_emoji"]).optional(),
+        },
+      },
+      async ({ user, params }) => {
+        await doSetStatus(db, user, {
+          statusText: params.status_text,
+          emojiName: params.emoji_name,
+          emojiCode: params.emoji_code,
+          reactionType: params.reaction_type,
+        });
+        return {};
+      },
     ),
   };
 }

@@ -40,7 +40,11 @@ declare module "zulip-js" {
     };
     users: {
       retrieve: Call;
-      me: { getProfile: Call; subscriptions: { add: Call; remove: Call } };
+      me: {
+        getProfile: Call;
+        subscriptions: { add: Call; remove: Call };
+        alertWords: { retrieve: Call };
+      };
     };
   }
 

@@ -1,0 +1,67 @@
+import type { Tx } from "../db/kysely";
+import type { Database } from "../db/database";
+import { JsonableError } from "@repo/envelope";
+import { sendEvent } from "../events/queue";
+import type { AuthedUser } from "../lib/auth";
+import { checkCap } from "./caps";
+import { codePoints } from "../lib/text";
+import { lockUser } from "../db/queries/users";
+
+/** Longest alert word (Zulip's). */
+export const MAX_ALERT_WORD_LENGTH = 100;
+
+/** The user's alert words, in the order they were added. */
+export async function listAlertWords(tx: Tx, userId: number): Promise<string[]> {
+  const rows = await tx.prisma.alertWord.findMany({
+    where: { user_id: userId },
+    orderBy: { id: "asc" },
+  });
+  return rows.map((r) => r.word);
+}
+
+/**
+ * POST and DELETE /users/me/alert_words: adds words (trimmed, empty ones
+ * dropped, each once whatever its case; up to `cap` in all) or removes them
+ * (any case); answers the new list, sent to the user's clients as an
+ * `alert_words` event in the same transaction.
+ */
+export async function doChangeAlertWords(
+  db: Database,
+  user: AuthedUser,
+  words: readonly string[],
+  op: "add" | "remove",
+  cap: number,
+): Promise<string[]> {
+  const cleaned = [...new Set(words.map((w) => w.trim()).filter((w) => w !== ""))];
+  if (cleaned.some((w) => codePoints(w) > MAX_ALERT_WORD_LENGTH))
+    throw new JsonableError(`alert_words is too long (limit: ${MAX_ALERT_WORD_LENGTH} characters)`);
+  return db.transaction(async (tx) => {
+    // One change at a time per user: the cap and the duplicate check hold.
+    await lockUser(tx, user.id);
+    const current = await listAlertWords(tx, user.id);
+    const known = new Set(current.map((w) => w.toLowerCase()));
+    if (op === "add") {
+      // The first spelling of each new word, in the order given.
+      const fresh: string[] = [];
+      for (const word of cleaned) {
+        if (known.has(word.toLowerCase())) continue;
+        known.add(word.toLowerCase());
+        fresh.push(word);
+      }
+      checkCap(current.length, fresh.length, cap, "alert words");
+      await tx.prisma.alertWord.createMany({
+        data: fresh.map((word) => ({ user_id: user.id, word })),
+        skipDuplicates: true,
+      });
+    } else {
+      const gone = new Set(cleaned.map((w) => w.toLowerCase()));
+      const ids = (await tx.prisma.alertWord.findMany({ where: { user_id: user.id } })).filter(
+        (r) => gone.has(r.word.toLowerCase()),
+      );
+      await tx.prisma.alertWord.deleteMany({ where: { id: { in: ids.map((r) => r.id) } } });
+    }
+    const list = await listAlertWords(tx, user.id);
+    await sendEvent(tx, [user.id], { type: "alert_words", alert_words: list });
+    return list;
+  });
+}
