@@ -105,6 +105,7 @@ export function buildApi(services: Services): Api {
     url("POST", "/users/me/alert_words", users.addAlertWords),
     url("DELETE", "/users/me/alert_words", users.removeAlertWords),
     url("POST", "/users/me/status", users.setStatus),
+    url("PATCH", "/settings", users.updateSettings),
     url("GET", "/users/{user_id}", users.getUser),
     url("GET", "/users/{email}", users.getUserByEmail),
     url("POST", "/user_groups/create", groups.createUserGroup),

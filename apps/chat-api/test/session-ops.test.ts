@@ -27,6 +27,7 @@ const validate = {
   presence: zulipResponseSchema("session", "/users/{user_id_or_email}/presence", "get"),
   alertWords: zulipResponseSchema("session", "/users/me/alert_words", "get"),
   status: zulipResponseSchema("session", "/users/me/status", "post"),
+  settings: zulipResponseSchema("session", "/settings", "patch"),
 };
 
 let server: TestServer;
@@ -786,5 +787,77 @@ describe("POST /api/v1/users/me/status", () => {
       const reply = await post("hamlet", "/users/me/status", form);
       expect([reply.status, reply.body]).toEqual([400, apiError(msg)]);
     }
+  });
+});
+
+describe("PATCH /api/v1/settings", () => {
+  const patch = (who: string, form: Record<string, string>) =>
+    server.call("PATCH", "/api/v1/settings", { ...as(who), form });
+
+  it("changes settings and the name, with events, and register reflects them", async () => {
+    const [mine, theirs] = await Promise.all([
+      listen("othello", ["user_settings"]),
+      listen("cordelia", ["realm_user"]),
+    ]);
+    const reply = await patch("othello", {
+      enter_sends: "true",
+      web_font_size_px: "18",
+      emojiset: "text",
+      timezone: "Europe/Rome",
+      enable_drafts_synchronization: "false",
+      full_name: "Othello, General",
+    });
+    expect(reply.status).toBe(200);
+    expect(validate.settings(reply.body)).toEqual([]);
+    const changed = (await mine()).map((e) => [e.property, e.value]);
+    expect(changed).toHaveLength(5);
+    expect(changed).toEqual(
+      expect.arrayContaining([
+        ["enter_sends", true],
+        ["web_font_size_px", 18],
+        ["emojiset", "text"],
+        ["timezone", "Europe/Rome"],
+        ["enable_drafts_synchronization", false],
+      ]),
+    );
+    expect(await theirs()).toEqual([
+      {
+        type: "realm_user",
+        op: "update",
+        person: { user_id: id("othello"), full_name: "Othello, General" },
+      },
+    ]);
+    const state = await post("othello", "/register", {
+      fetch_event_types: JSON.stringify(["user_settings", "realm_user"]),
+    });
+    expect(state.body.user_settings).toMatchObject({
+      enter_sends: true,
+      web_font_size_px: 18,
+      emojiset: "text",
+      timezone: "Europe/Rome",
+      enable_drafts_synchronization: false,
+      twenty_four_hour_time: false,
+    });
+    expect(state.body.full_name).toBe("Othello, General");
+    // The same values again change nothing and send nothing.
+    expect((await patch("othello", { enter_sends: "true" })).status).toBe(200);
+    expect(await mine()).toEqual([]);
+  });
+
+  it("refuses a bad value and stores none of the request", async () => {
+    for (const [form, msg] of [
+      [{ color_scheme: "7" }, "Invalid color_scheme"],
+      [{ web_home_view: "everything" }, "Invalid web_home_view"],
+      [{ timezone: "Mars/Olympus_Mons" }, "Invalid timezone 'Mars/Olympus_Mons'"],
+      [{ full_name: "  " }, "Name too short!"],
+      [{ enter_sends: "maybe" }, "enter_sends is not a boolean"],
+    ] as const) {
+      const reply = await patch("cordelia", { high_contrast_mode: "true", ...form });
+      expect([reply.status, reply.body]).toEqual([400, apiError(msg)]);
+    }
+    const state = await post("cordelia", "/register", {
+      fetch_event_types: JSON.stringify(["user_settings"]),
+    });
+    expect(state.body.user_settings).toMatchObject({ high_contrast_mode: false });
   });
 });

@@ -339,7 +339,7 @@ async function ownBots(db: Database, user: AuthedUser) {
  * (`never_subscribed`), with subscribers when asked for.
  */
 async function subscriptionState(db: Database, user: AuthedUser, request: StateRequest) {
-  const defaults = userSettings({ timezone: "", enable_drafts_synchronization: true });
+  const defaults = userSettings(await db.prisma.user.findUniqueOrThrow({ where: { id: user.id } }));
   /** Without notification_settings_null, a setting that follows the defaults is spelled out. */
   const spelled = <S extends SubscriptionView>(sub: S): S =>
     request.capabilities.notificationSettingsNull

@@ -76,17 +76,114 @@ export const DEFAULT_USER_SETTINGS = {
   wildcard_mentions_notify: true,
 } as const;
 
-/** The stored settings of a user (columns of `users`). */
+/** The stored settings of a user: two columns of `users`, and its `settings` object. */
 export interface StoredUserSettings {
   timezone: string;
   enable_drafts_synchronization: boolean;
+  settings?: unknown;
 }
 
-/** `register`'s `user_settings` of a user. */
+/** A setting's value. */
+export type SettingValue = boolean | number | string;
+
+/** `register`'s `user_settings` of a user: the defaults, with what they changed. */
 export function userSettings(stored: StoredUserSettings) {
+  const changed =
+    stored.settings !== null && typeof stored.settings === "object"
+      ? (stored.settings as Record<string, SettingValue>)
+      : {};
+  const known = Object.fromEntries(
+    Object.entries(changed).filter(([name]) => name in SETTING_RULES),
+  );
   return {
     ...DEFAULT_USER_SETTINGS,
+    ...known,
     timezone: stored.timezone,
     enable_drafts_synchronization: stored.enable_drafts_synchronization,
   };
 }
+
+/** What values a setting takes (Zulip's validators). */
+export type SettingRule =
+  | { kind: "bool" }
+  | { kind: "int"; values?: readonly number[]; min?: number; max?: number }
+  | { kind: "string"; values?: readonly string[]; maxLength: number };
+
+const bool = { kind: "bool" } as const;
+const oneOf = (...values: number[]): SettingRule => ({ kind: "int", values });
+
+/** The settings PATCH /settings changes, each with its values (as Zulip's `/settings` schema). */
+export const SETTING_RULES: Record<string, SettingRule> = {
+  allow_private_data_export: bool,
+  automatically_follow_topics_policy: oneOf(1, 2, 3, 4),
+  automatically_follow_topics_where_mentioned: bool,
+  automatically_unmute_topics_in_muted_streams_policy: oneOf(1, 2, 3, 4),
+  color_scheme: oneOf(1, 2, 3),
+  default_language: { kind: "string", maxLength: 50 },
+  demote_inactive_streams: oneOf(1, 2, 3),
+  desktop_icon_count_display: oneOf(1, 2, 3, 4),
+  display_emoji_reaction_users: bool,
+  email_address_visibility: oneOf(1, 2, 3, 4, 5),
+  email_notifications_batching_period_seconds: { kind: "int", min: 60, max: 604_800 },
+  emojiset: { kind: "string", values: ["google", "twitter", "text"], maxLength: 20 },
+  enable_desktop_notifications: bool,
+  enable_digest_emails: bool,
+  enable_drafts_synchronization: bool,
+  enable_followed_topic_audible_notifications: bool,
+  enable_followed_topic_desktop_notifications: bool,
+  enable_followed_topic_email_notifications: bool,
+  enable_followed_topic_push_notifications: bool,
+  enable_followed_topic_wildcard_mentions_notify: bool,
+  enable_login_emails: bool,
+  enable_marketing_emails: bool,
+  enable_offline_email_notifications: bool,
+  enable_offline_push_notifications: bool,
+  enable_online_push_notifications: bool,
+  enable_sounds: bool,
+  enable_stream_audible_notifications: bool,
+  enable_stream_desktop_notifications: bool,
+  enable_stream_email_notifications: bool,
+  enable_stream_push_notifications: bool,
+  enter_sends: bool,
+  fluid_layout_width: bool,
+  hide_ai_features: bool,
+  high_contrast_mode: bool,
+  left_side_userlist: bool,
+  message_content_in_email_notifications: bool,
+  notification_sound: {
+    kind: "string",
+    values: [...DEFAULT_USER_SETTINGS.available_notification_sounds, "none"],
+    maxLength: 20,
+  },
+  pm_content_in_desktop_notifications: bool,
+  presence_enabled: bool,
+  realm_name_in_email_notifications_policy: oneOf(1, 2, 3),
+  receives_typing_notifications: bool,
+  send_private_typing_notifications: bool,
+  send_read_receipts: bool,
+  send_stream_typing_notifications: bool,
+  starred_message_counts: bool,
+  timezone: { kind: "string", maxLength: 40 },
+  translate_emoticons: bool,
+  twenty_four_hour_time: bool,
+  user_list_style: oneOf(1, 2, 3),
+  web_animate_image_previews: {
+    kind: "string",
+    values: ["always", "on_hover", "never"],
+    maxLength: 10,
+  },
+  web_channel_default_view: oneOf(1, 2),
+  web_escape_navigates_to_home_view: bool,
+  web_font_size_px: { kind: "int", min: 12, max: 20 },
+  web_home_view: {
+    kind: "string",
+    values: ["inbox", "recent_topics", "all_messages"],
+    maxLength: 20,
+  },
+  web_line_height_percent: { kind: "int", min: 122, max: 158 },
+  web_mark_read_on_scroll_policy: oneOf(1, 2, 3),
+  web_navigate_to_sent_message: bool,
+  web_stream_unreads_count_display_policy: oneOf(1, 2, 3),
+  web_suggest_update_timezone: bool,
+  wildcard_mentions_notify: bool,
+};

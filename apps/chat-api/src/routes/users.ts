@@ -3,9 +3,24 @@ import { listUsers, ownUser, userByRef } from "../actions/user-view";
 import { z } from "zod";
 import { doChangeAlertWords, listAlertWords } from "../actions/alert-words";
 import { MAX_STATUS_TEXT_LENGTH, doSetStatus } from "../actions/user-status";
-import { type ParamValues, bool, json, oneOf, str } from "../lib/params";
+import { type ParamValues, bool, int, json, oneOf, str } from "../lib/params";
+import { SETTING_RULES, type SettingValue } from "../lib/user-settings";
+import { doUpdateSettings } from "../actions/settings";
 import { userEndpoint } from "../lib/typed-endpoint";
 import type { Services } from "../services";
+
+/** PATCH /settings' parameters: every setting of SETTING_RULES, each optional. */
+const SETTING_PARAMS = Object.fromEntries(
+  Object.entries(SETTING_RULES).map(([name, rule]) => [
+    name,
+    (rule.kind === "bool"
+      ? bool()
+      : rule.kind === "int"
+        ? int()
+        : str({ maxLength: rule.maxLength })
+    ).optional(),
+  ]),
+);
 
 /** How GET /users, GET /users/{user_id} and GET /users/{email} describe users. */
 const userParams = {
@@ -20,7 +35,8 @@ const viewOptions = (params: ParamValues<typeof userParams>) => ({
 });
 
 /** The realm's users: the caller's own account (the first call clients make), the directory, one user, a user's subscription. */
-export function userRoutes({ db, config }: Services) {
+export function userRoutes(services: Services) {
+  const { db, config } = services;
   return {
     getOwnUser: userEndpoint(
       { operationId: "get-own-user", summary: "Get own user", tag: "users", params: {} },
@@ -136,6 +152,27 @@ export function userRoutes({ db, config }: Services) {
           emojiCode: params.emoji_code,
           reactionType: params.reaction_type,
         });
+        return {};
+      },
+    ),
+    updateSettings: userEndpoint(
+      {
+        operationId: "update-settings",
+        summary: "Update settings",
+        tag: "users",
+        params: {
+          full_name: str({ maxLength: 100 }).optional(),
+          ...SETTING_PARAMS,
+        },
+      },
+      async ({ user, params }) => {
+        const { full_name: fullName, ...rest } = params;
+        const changes = Object.fromEntries(
+          Object.entries(rest).filter(
+            (entry): entry is [string, SettingValue] => entry[1] !== undefined,
+          ),
+        );
+        await doUpdateSettings(services, user, changes, fullName);
         return {};
       },
     ),

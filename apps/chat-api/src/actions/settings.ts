@@ -1,0 +1,104 @@
+import { JsonableError } from "@repo/envelope";
+import type { Prisma } from "../gen/prisma/client";
+import { realmAudience, sendEvent } from "../events/queue";
+import type { AuthedUser } from "../lib/auth";
+import { SETTING_RULES, type SettingValue, userSettings } from "../lib/user-settings";
+import { checkFullName } from "./bots";
+import type { Services } from "../services";
+
+/** Settings kept in columns of `users` rather than in its `settings` object. */
+const COLUMNS = new Set(["timezone", "enable_drafts_synchronization"]);
+
+/** Whether `zone` is a time zone this server's ICU knows ("" clears it). */
+function knownTimeZone(zone: string): boolean {
+  if (zone === "") return true;
+  try {
+    new Intl.DateTimeFormat("en", { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `value` checked against the setting's rule: the value to store, or Zulip's error. */
+function checkSetting(name: string, value: SettingValue): SettingValue {
+  const rule = SETTING_RULES[name];
+  if (rule === undefined) throw new JsonableError(`Unknown setting: ${name}`);
+  if (name === "timezone" && (typeof value !== "string" || !knownTimeZone(value)))
+    throw new JsonableError(`Invalid timezone '${String(value)}'`);
+  if (name === "default_language" && !/^[a-zA-Z]{2,3}([-_][a-zA-Z0-9]{2,8})*$/.test(String(value)))
+    throw new JsonableError(`Invalid default language '${String(value)}'`);
+  const invalid = () => new JsonableError(`Invalid ${name}`);
+  switch (rule.kind) {
+    case "bool":
+      if (typeof value !== "boolean") throw invalid();
+      return value;
+    case "int":
+      if (typeof value !== "number" || !Number.isInteger(value)) throw invalid();
+      if (rule.values !== undefined && !rule.values.includes(value)) throw invalid();
+      if (
+        (rule.min !== undefined && value < rule.min) ||
+        (rule.max !== undefined && value > rule.max)
+      )
+        throw invalid();
+      return value;
+    case "string":
+      if (typeof value !== "string") throw invalid();
+      if (rule.values !== undefined && !rule.values.includes(value)) throw invalid();
+      return value;
+  }
+}
+
+/**
+ * PATCH /settings: changes the caller's settings and name, all checked before
+ * anything is stored, in one transaction; each setting that changed is sent
+ * to the caller's clients as `user_settings` `update`, a new name to the
+ * realm as `realm_user` `update`.
+ */
+export async function doUpdateSettings(
+  { db, bus }: Pick<Services, "db" | "bus">,
+  user: AuthedUser,
+  changes: Record<string, SettingValue>,
+  fullName: string | undefined,
+): Promise<void> {
+  const checked = Object.fromEntries(
+    Object.entries(changes).map(([name, value]) => [name, checkSetting(name, value)]),
+  );
+  const name = fullName === undefined ? undefined : checkFullName(fullName);
+  const renamed = await db.transaction(async (tx) => {
+    const row = await tx.prisma.user.findUniqueOrThrow({ where: { id: user.id } });
+    const before = userSettings(row) as Record<string, SettingValue | readonly unknown[]>;
+    const changed = Object.entries(checked).filter(([key, value]) => before[key] !== value);
+    if (changed.length > 0) {
+      const stored = { ...(row.settings as Prisma.JsonObject) };
+      const columns: Record<string, SettingValue> = {};
+      for (const [key, value] of changed) {
+        if (COLUMNS.has(key)) columns[key] = value;
+        else stored[key] = value;
+      }
+      await tx.prisma.user.update({
+        where: { id: user.id },
+        data: { ...columns, settings: stored },
+      });
+      for (const [property, value] of changed)
+        await sendEvent(tx, [user.id], {
+          type: "user_settings",
+          op: "update",
+          property,
+          value,
+          ...(property === "default_language" ? { language_name: String(value) } : {}),
+        });
+    }
+    if (name === undefined || name === row.full_name) return false;
+    await tx.prisma.user.update({ where: { id: user.id }, data: { full_name: name } });
+    await sendEvent(tx, await realmAudience(tx, user.realm_id), {
+      type: "realm_user",
+      op: "update",
+      person: { user_id: user.id, full_name: name },
+    });
+    // The cached identity of every replica carries the name.
+    await bus.announce(tx, { user: user.id });
+    return true;
+  });
+  if (renamed) bus.apply({ user: user.id });
+}
