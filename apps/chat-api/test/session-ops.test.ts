@@ -28,6 +28,9 @@ const validate = {
   alertWords: zulipResponseSchema("session", "/users/me/alert_words", "get"),
   status: zulipResponseSchema("session", "/users/me/status", "post"),
   settings: zulipResponseSchema("session", "/settings", "patch"),
+  history: zulipResponseSchema("session", "/messages/{message_id}/history", "get"),
+  receipts: zulipResponseSchema("session", "/messages/{message_id}/read_receipts", "get"),
+  render: zulipResponseSchema("session", "/messages/render", "post"),
 };
 
 let server: TestServer;
@@ -859,5 +862,75 @@ describe("PATCH /api/v1/settings", () => {
       fetch_event_types: JSON.stringify(["user_settings"]),
     });
     expect(state.body.user_settings).toMatchObject({ high_contrast_mode: false });
+  });
+});
+
+describe("a message's history, read receipts, and rendering", () => {
+  it("GET /messages/{id}/history: the original, then each edit with what it changed", async () => {
+    const sent = await post("hamlet", "/messages", {
+      type: "stream",
+      to: String(channels.Denmark),
+      topic: "history",
+      content: "one",
+    });
+    const messageId = sent.body.id as number;
+    const edit = (form: Record<string, string>) =>
+      server.call("PATCH", `/api/v1/messages/${messageId}`, { ...as("hamlet"), form });
+    expect((await edit({ content: "two" })).status).toBe(200);
+    expect((await edit({ topic: "history, moved" })).status).toBe(200);
+    expect((await edit({ content: "three", topic: "history, again" })).status).toBe(200);
+    const reply = await server.call("GET", `/api/v1/messages/${messageId}/history`, as("othello"));
+    expect(reply.status).toBe(200);
+    expect(validate.history(reply.body)).toEqual([]);
+    const versions = reply.body.message_history as Record<string, unknown>[];
+    expect(versions.map((v) => [v.topic, v.content, v.prev_topic, v.prev_content])).toEqual([
+      ["history", "one", undefined, undefined],
+      ["history", "two", undefined, "one"],
+      ["history, moved", "two", "history", undefined],
+      ["history, again", "three", "history, moved", "two"],
+    ]);
+    expect(versions[0]?.user_id).toBe(id("hamlet"));
+    expect(versions[3]?.prev_rendered_content).toBe("<p>two</p>");
+    const private_ = await post("hamlet", "/messages", {
+      type: "direct",
+      to: JSON.stringify([id("othello")]),
+      content: "between us",
+    });
+    const stranger = await server.call(
+      "GET",
+      `/api/v1/messages/${private_.body.id as number}/history`,
+      as("cordelia"),
+    );
+    expect(stranger.body).toEqual(apiError("Invalid message(s)"));
+  });
+
+  it("GET /messages/{id}/read_receipts: who read it, not its sender", async () => {
+    const sent = await post("hamlet", "/messages", {
+      type: "direct",
+      to: JSON.stringify([id("othello"), id("cordelia")]),
+      content: "did you read this?",
+    });
+    const messageId = sent.body.id as number;
+    await post("othello", "/messages/flags", {
+      messages: JSON.stringify([messageId]),
+      op: "add",
+      flag: "read",
+    });
+    const reply = await server.call(
+      "GET",
+      `/api/v1/messages/${messageId}/read_receipts`,
+      as("hamlet"),
+    );
+    expect(reply.status).toBe(200);
+    expect(validate.receipts(reply.body)).toEqual([]);
+    expect(reply.body.user_ids).toEqual([id("othello")]);
+  });
+
+  it("POST /messages/render: the HTML a message would get", async () => {
+    const reply = await post("hamlet", "/messages/render", { content: "a < b" });
+    expect(validate.render(reply.body)).toEqual([]);
+    expect(reply.body.rendered).toBe("<p>a &lt; b</p>");
+    const empty = await post("hamlet", "/messages/render", { content: "  " });
+    expect(empty.body).toEqual(apiError("Message must not be empty"));
   });
 });

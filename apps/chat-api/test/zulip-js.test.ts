@@ -165,6 +165,15 @@ describe("zulip-js 2.1.0", () => {
     );
     succeeded(await client.messages.update({ message_id: sent.id, content: "fetched" }));
     expect((await client.messages.getById({ message_id: sent.id })).raw_content).toBe("fetched");
+    const history = await client.messages.getHistoryById({ message_id: sent.id });
+    succeeded(history);
+    expect((history.message_history as { content: string }[]).map((v) => v.content)).toEqual([
+      "fetch me",
+      "fetched",
+    ]);
+    const rendered = await client.messages.render("**bold**");
+    succeeded(rendered);
+    expect(typeof rendered.rendered).toBe("string");
     succeeded(await client.messages.deleteById({ message_id: sent.id }));
     expect((await client.messages.getById({ message_id: sent.id })).result).toBe("error");
     succeeded(

@@ -3,8 +3,10 @@ import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
 import type { Channel, Message } from "../gen/prisma/client";
 import { sendEvent } from "../events/queue";
+import { type EditEntry, appendEditHistory } from "../db/queries/messages";
 import type { AuthedUser } from "../lib/auth";
 import { renderPlainText } from "../lib/render";
+import { MESSAGE_FLAGS } from "../lib/message-flags";
 import { Role, isAdministrator } from "../lib/roles";
 import { checkContent, checkTopic } from "./messages";
 import { isGroupMember } from "./user-groups";
@@ -155,6 +157,16 @@ export async function doEditMessage(
       });
     const ids = moved.length > 0 ? moved : [message.id];
     const timestamp = Math.floor(now.getTime() / 1000);
+    const entry = { user_id: user.id, timestamp };
+    const movedOthers = content === undefined ? moved : moved.filter((id) => id !== message.id);
+    await appendEditHistory(tx, movedOthers, { ...entry, prev_topic: message.topic });
+    if (content !== undefined)
+      await appendEditHistory(tx, [message.id], {
+        ...entry,
+        prev_content: message.content,
+        prev_rendered_content: message.rendered_content,
+        ...(moved.includes(message.id) ? { prev_topic: message.topic } : {}),
+      });
     await sendEvent(tx, await holders(tx, ids), {
       type: "update_message",
       user_id: user.id,
@@ -183,4 +195,71 @@ export async function doEditMessage(
           }),
     });
   });
+}
+
+/**
+ * GET /messages/{message_id}/history: the versions of one of the caller's
+ * messages, oldest first: the original as sent, then each edit with what it
+ * changed (`prev_content`, `prev_rendered_content`, `prev_topic`).
+ */
+export async function messageHistory(db: Database, user: AuthedUser, messageId: number) {
+  const message = await accessMessage(db, user, messageId);
+  const edits = (message.edit_history ?? []) as unknown as EditEntry[];
+  let current = {
+    topic: message.topic,
+    content: message.content,
+    rendered_content: message.rendered_content,
+  };
+  const versions = [];
+  for (const edit of [...edits].reverse()) {
+    versions.push({
+      ...current,
+      user_id: edit.user_id,
+      timestamp: edit.timestamp,
+      ...(edit.prev_topic === undefined ? {} : { prev_topic: edit.prev_topic }),
+      ...(edit.prev_content === undefined
+        ? {}
+        : {
+            prev_content: edit.prev_content,
+            prev_rendered_content: edit.prev_rendered_content ?? "",
+          }),
+    });
+    current = {
+      topic: edit.prev_topic ?? current.topic,
+      content: edit.prev_content ?? current.content,
+      rendered_content: edit.prev_rendered_content ?? current.rendered_content,
+    };
+  }
+  versions.push({
+    ...current,
+    user_id: message.sender_id,
+    timestamp: Math.floor(message.date_sent.getTime() / 1000),
+  });
+  return { message_history: versions.reverse() };
+}
+
+/**
+ * GET /messages/{message_id}/read_receipts: who has read one of the
+ * caller's messages, by id: not its sender, not deactivated users, not those
+ * whose `send_read_receipts` is off.
+ */
+export async function readReceipts(db: Database, user: AuthedUser, messageId: number) {
+  const message = await accessMessage(db, user, messageId);
+  const rows = await db.prisma.userMessage.findMany({
+    where: {
+      message_id: message.id,
+      user_id: { not: message.sender_id },
+      user: { is_active: true },
+    },
+    select: { flags: true, user: { select: { id: true, settings: true } } },
+    orderBy: { user_id: "asc" },
+  });
+  return {
+    user_ids: rows
+      .filter((r) => (r.flags & MESSAGE_FLAGS.read) !== 0n)
+      .filter(
+        (r) => (r.user.settings as { send_read_receipts?: unknown }).send_read_receipts !== false,
+      )
+      .map((r) => r.user.id),
+  };
 }

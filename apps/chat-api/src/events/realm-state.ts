@@ -126,7 +126,7 @@ export async function realmState(tx: Tx, config: Config, realm: Realm) {
     realm_empty_topic_display_name: EMPTY_TOPIC_DISPLAY_NAME,
     realm_enable_guest_user_dm_warning: true,
     realm_enable_guest_user_indicator: true,
-    realm_enable_read_receipts: false,
+    realm_enable_read_receipts: true,
     realm_enable_spectator_access: realm.enable_spectator_access,
     realm_giphy_rating: 0,
     realm_icon_source: realm.icon_url === null ? "G" : "U",

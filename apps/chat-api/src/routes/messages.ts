@@ -1,6 +1,6 @@
 import { JsonableError, RequestVariableMissingError } from "@repo/envelope";
 import { z } from "zod";
-import { doSendMessage } from "../actions/messages";
+import { checkContent, doSendMessage } from "../actions/messages";
 import {
   MAX_MATCH_IDS,
   fetchMessage,
@@ -9,7 +9,13 @@ import {
   parseAnchor,
 } from "../actions/read-messages";
 import { doSendTyping } from "../actions/typing";
-import { doDeleteMessage, doEditMessage } from "../actions/message-edits";
+import {
+  doDeleteMessage,
+  doEditMessage,
+  messageHistory,
+  readReceipts,
+} from "../actions/message-edits";
+import { renderPlainText } from "../lib/render";
 import { type EmojiRef, type ReactionType, doReact } from "../actions/reactions";
 import { MAX_USERS_PER_REQUEST } from "../actions/user-lookup";
 import { MAX_TOPIC_LENGTH } from "../actions/channel-settings";
@@ -305,6 +311,35 @@ export function messageRoutes({ db }: Services) {
         await doDeleteMessage(db, user, path.message_id);
         return {};
       },
+    ),
+    getMessageHistory: userEndpoint(
+      {
+        pathParams: ["message_id"],
+        operationId: "get-message-history",
+        summary: "Get a message's edit history",
+        tag: "messages",
+        params: { allow_empty_topic_name: bool().default(false) },
+      },
+      async ({ user, path }) => messageHistory(db, user, path.message_id),
+    ),
+    getReadReceipts: userEndpoint(
+      {
+        pathParams: ["message_id"],
+        operationId: "get-read-receipts",
+        summary: "Get a message's read receipts",
+        tag: "messages",
+        params: {},
+      },
+      async ({ user, path }) => readReceipts(db, user, path.message_id),
+    ),
+    renderMessage: userEndpoint(
+      {
+        operationId: "render-message",
+        summary: "Render a message",
+        tag: "messages",
+        params: { content: str({ ownNulCheck: true }) },
+      },
+      ({ params }) => Promise.resolve({ rendered: renderPlainText(checkContent(params.content)) }),
     ),
   };
 }

@@ -22,6 +22,8 @@ declare module "zulip-js" {
       send: Call;
       getById: Call;
       update: Call;
+      render: (content: string | Record<string, unknown>) => Promise<Reply>;
+      getHistoryById: Call;
       deleteById: Call;
       deleteReactionById: Call;
       flags: { add: Call; remove: Call };

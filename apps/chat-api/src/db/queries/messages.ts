@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import type { DB } from "../../gen/kysely/tables";
 import type { Tx } from "../kysely";
 
@@ -88,4 +88,29 @@ export async function markChannelRead(
     .returning("message_id")
     .execute();
   return rows.map((r) => r.message_id).sort((a, b) => a - b);
+}
+
+/** One entry of a message's `edit_history`. */
+export interface EditEntry {
+  user_id: number;
+  timestamp: number;
+  prev_content?: string;
+  prev_rendered_content?: string;
+  prev_topic?: string;
+}
+
+/** Appends `entry` to the edit history of each message of `ids`, in one statement. */
+export async function appendEditHistory(
+  tx: Tx,
+  ids: readonly number[],
+  entry: EditEntry,
+): Promise<void> {
+  if (ids.length === 0) return;
+  await tx.q
+    .updateTable("messages")
+    .set({
+      edit_history: sql`coalesce(edit_history, '[]'::jsonb) || ${JSON.stringify([entry])}::jsonb`,
+    })
+    .where("id", "in", [...ids])
+    .execute();
 }
