@@ -88,6 +88,7 @@ export function buildApi(services: Services): Api {
     url("GET", "/users/me/subscriptions", subscriptions.getSubscriptions),
     url("POST", "/users/me/subscriptions", subscriptions.subscribe),
     url("DELETE", "/users/me/subscriptions", subscriptions.unsubscribe),
+    url("PATCH", "/users/me/subscriptions", subscriptions.updateSubscriptions),
     url("POST", "/users/me/subscriptions/properties", subscriptions.setProperties),
     url("PATCH", "/users/me/subscriptions/muted_topics", subscriptions.muteTopic),
     url("GET", "/users/{user_id}/subscriptions/{stream_id}", users.getSubscriptionStatus),

@@ -31,6 +31,7 @@ const validate = {
   history: zulipResponseSchema("session", "/messages/{message_id}/history", "get"),
   receipts: zulipResponseSchema("session", "/messages/{message_id}/read_receipts", "get"),
   render: zulipResponseSchema("session", "/messages/render", "post"),
+  updateSubscriptions: zulipResponseSchema("session", "/users/me/subscriptions", "patch"),
 };
 
 let server: TestServer;
@@ -932,5 +933,41 @@ describe("a message's history, read receipts, and rendering", () => {
     expect(reply.body.rendered).toBe("<p>a &lt; b</p>");
     const empty = await post("hamlet", "/messages/render", { content: "  " });
     expect(empty.body).toEqual(apiError("Message must not be empty"));
+  });
+});
+
+describe("PATCH /api/v1/users/me/subscriptions", () => {
+  it("joins and leaves channels in one request, and in one transaction", async () => {
+    const reply = await server.call("PATCH", "/api/v1/users/me/subscriptions", {
+      ...as("cordelia"),
+      form: {
+        add: JSON.stringify([{ name: "patch-joined" }]),
+        delete: JSON.stringify(["Verona"]),
+      },
+    });
+    expect(reply.status).toBe(200);
+    expect(validate.updateSubscriptions(reply.body)).toEqual([]);
+    expect(reply.body).toEqual({
+      result: "success",
+      msg: "",
+      subscribed: { [String(id("cordelia"))]: ["patch-joined"] },
+      already_subscribed: {},
+      removed: ["Verona"],
+      not_removed: [],
+    });
+    // A missing channel to leave undoes the join of the same request.
+    const refused = await server.call("PATCH", "/api/v1/users/me/subscriptions", {
+      ...as("cordelia"),
+      form: {
+        add: JSON.stringify([{ name: "patch-never" }]),
+        delete: JSON.stringify(["no such channel"]),
+      },
+    });
+    expect(refused.body).toMatchObject({ code: "STREAM_DOES_NOT_EXIST" });
+    const lookup = await server.call("GET", "/api/v1/get_stream_id", {
+      ...as("cordelia"),
+      query: { stream: "patch-never" },
+    });
+    expect(lookup.status).toBe(400);
   });
 });

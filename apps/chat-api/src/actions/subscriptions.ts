@@ -44,55 +44,63 @@ export async function doSubscribe(
   options: { webPublicStreamsEnabled: boolean },
 ): Promise<SubscribeResult> {
   for (const { name } of request.channels) checkChannelName(name);
-  return db.transaction(async (tx) => {
-    const targets = await resolvePrincipals(tx, user, request.principals);
-    const result: SubscribeResult = { subscribed: {}, already_subscribed: {} };
-    const unauthorized: string[] = [];
-    const record = (bucket: Record<string, string[]>, userId: number, name: string) => {
-      (bucket[String(userId)] ??= []).push(name);
-    };
-    const seen = new Set<string>();
-    for (const { name, description } of request.channels) {
-      if (seen.has(name.toLowerCase())) continue;
-      seen.add(name.toLowerCase());
-      const existing = await channelByName(tx, user.realm_id, name);
-      if (existing === null) {
-        await createChannel(
-          tx,
-          user,
-          { ...request.creation, name, description, subscribers: targets },
-          options,
-        );
-        for (const target of targets) record(result.subscribed, target, name);
-        continue;
-      }
-      if (!(await maySubscribe(tx, user, existing, targets))) {
-        if (request.authorizationErrorsFatal)
-          throw new JsonableError(`Unable to access channel (${existing.name}).`);
-        unauthorized.push(existing.name);
-        continue;
-      }
-      const added: number[] = [];
-      for (const target of targets) {
-        const current = await tx.prisma.subscription.findUnique({
-          where: { user_id_channel_id: { user_id: target, channel_id: existing.id } },
-        });
-        if (current?.active === true) {
-          record(result.already_subscribed, target, existing.name);
-          continue;
-        }
-        await tx.prisma.subscription.upsert({
-          where: { user_id_channel_id: { user_id: target, channel_id: existing.id } },
-          create: { user_id: target, channel_id: existing.id },
-          update: { active: true },
-        });
-        record(result.subscribed, target, existing.name);
-        added.push(target);
-      }
-      await announceSubscriptions(tx, existing, added);
+  return db.transaction((tx) => subscribeIn(tx, user, request, options));
+}
+
+/** {@link doSubscribe}'s work inside transaction `tx`. */
+async function subscribeIn(
+  tx: Tx,
+  user: AuthedUser,
+  request: SubscribeRequest,
+  options: { webPublicStreamsEnabled: boolean },
+): Promise<SubscribeResult> {
+  const targets = await resolvePrincipals(tx, user, request.principals);
+  const result: SubscribeResult = { subscribed: {}, already_subscribed: {} };
+  const unauthorized: string[] = [];
+  const record = (bucket: Record<string, string[]>, userId: number, name: string) => {
+    (bucket[String(userId)] ??= []).push(name);
+  };
+  const seen = new Set<string>();
+  for (const { name, description } of request.channels) {
+    if (seen.has(name.toLowerCase())) continue;
+    seen.add(name.toLowerCase());
+    const existing = await channelByName(tx, user.realm_id, name);
+    if (existing === null) {
+      await createChannel(
+        tx,
+        user,
+        { ...request.creation, name, description, subscribers: targets },
+        options,
+      );
+      for (const target of targets) record(result.subscribed, target, name);
+      continue;
     }
-    return request.authorizationErrorsFatal ? result : { ...result, unauthorized };
-  });
+    if (!(await maySubscribe(tx, user, existing, targets))) {
+      if (request.authorizationErrorsFatal)
+        throw new JsonableError(`Unable to access channel (${existing.name}).`);
+      unauthorized.push(existing.name);
+      continue;
+    }
+    const added: number[] = [];
+    for (const target of targets) {
+      const current = await tx.prisma.subscription.findUnique({
+        where: { user_id_channel_id: { user_id: target, channel_id: existing.id } },
+      });
+      if (current?.active === true) {
+        record(result.already_subscribed, target, existing.name);
+        continue;
+      }
+      await tx.prisma.subscription.upsert({
+        where: { user_id_channel_id: { user_id: target, channel_id: existing.id } },
+        create: { user_id: target, channel_id: existing.id },
+        update: { active: true },
+      });
+      record(result.subscribed, target, existing.name);
+      added.push(target);
+    }
+    await announceSubscriptions(tx, existing, added);
+  }
+  return request.authorizationErrorsFatal ? result : { ...result, unauthorized };
 }
 
 /** The users `principals` names (ids or emails), active and of the caller's realm; else `No such user`. */
@@ -155,42 +163,70 @@ export async function doUnsubscribe(
   names: readonly string[],
   principals: readonly (number | string)[] | undefined,
 ): Promise<UnsubscribeResult> {
+  return db.transaction((tx) => unsubscribeIn(tx, user, names, principals));
+}
+
+/** {@link doUnsubscribe}'s work inside transaction `tx`. */
+async function unsubscribeIn(
+  tx: Tx,
+  user: AuthedUser,
+  names: readonly string[],
+  principals: readonly (number | string)[] | undefined,
+): Promise<UnsubscribeResult> {
+  const targets = await resolvePrincipals(tx, user, principals);
+  const result: UnsubscribeResult = { removed: [], not_removed: [] };
+  const seen = new Set<number>();
+  for (const name of names) {
+    const channel = await channelByName(tx, user.realm_id, name);
+    if (
+      channel === null ||
+      !(await canSee(user, channel, () => isSubscribed(tx, user.id, channel.id)))
+    )
+      throw new JsonableError(
+        `Channel '${name}' does not exist`,
+        ErrorCode.STREAM_DOES_NOT_EXIST,
+        400,
+        { stream: name },
+      );
+    if (seen.has(channel.id)) continue;
+    seen.add(channel.id);
+    const others = targets.some((id) => id !== user.id);
+    if (
+      others &&
+      !isAdministrator(user.role) &&
+      !(await isGroupMember(tx, channel.can_remove_subscribers_group_id, user.id, false))
+    )
+      throw new JsonableError("Insufficient permission");
+    const left = await tx.prisma.subscription.updateManyAndReturn({
+      where: { channel_id: channel.id, user_id: { in: targets }, active: true },
+      data: { active: false },
+      select: { user_id: true },
+    });
+    const leavers = left.map((r) => r.user_id);
+    for (const target of targets)
+      (leavers.includes(target) ? result.removed : result.not_removed).push(channel.name);
+    await announceUnsubscriptions(tx, channel, leavers);
+  }
+  return result;
+}
+
+/**
+ * PATCH /users/me/subscriptions: the caller joins the channels of `add`
+ * (creating missing ones, as POST does) and leaves those of `delete`, all
+ * in one transaction; Zulip's answer of both.
+ */
+export async function doUpdateSubscriptions(
+  db: Database,
+  user: AuthedUser,
+  add: SubscribeRequest,
+  remove: readonly string[],
+  options: { webPublicStreamsEnabled: boolean },
+): Promise<SubscribeResult & UnsubscribeResult> {
+  for (const { name } of add.channels) checkChannelName(name);
   return db.transaction(async (tx) => {
-    const targets = await resolvePrincipals(tx, user, principals);
-    const result: UnsubscribeResult = { removed: [], not_removed: [] };
-    const seen = new Set<number>();
-    for (const name of names) {
-      const channel = await channelByName(tx, user.realm_id, name);
-      if (
-        channel === null ||
-        !(await canSee(user, channel, () => isSubscribed(tx, user.id, channel.id)))
-      )
-        throw new JsonableError(
-          `Channel '${name}' does not exist`,
-          ErrorCode.STREAM_DOES_NOT_EXIST,
-          400,
-          { stream: name },
-        );
-      if (seen.has(channel.id)) continue;
-      seen.add(channel.id);
-      const others = targets.some((id) => id !== user.id);
-      if (
-        others &&
-        !isAdministrator(user.role) &&
-        !(await isGroupMember(tx, channel.can_remove_subscribers_group_id, user.id, false))
-      )
-        throw new JsonableError("Insufficient permission");
-      const left = await tx.prisma.subscription.updateManyAndReturn({
-        where: { channel_id: channel.id, user_id: { in: targets }, active: true },
-        data: { active: false },
-        select: { user_id: true },
-      });
-      const leavers = left.map((r) => r.user_id);
-      for (const target of targets)
-        (leavers.includes(target) ? result.removed : result.not_removed).push(channel.name);
-      await announceUnsubscriptions(tx, channel, leavers);
-    }
-    return result;
+    const joined = await subscribeIn(tx, user, add, options);
+    const left = await unsubscribeIn(tx, user, remove, undefined);
+    return { ...joined, ...left };
   });
 }
 

@@ -6,7 +6,12 @@ import {
   doUnmuteTopic,
 } from "../actions/channels";
 import { listSubscriptions } from "../actions/channel-view";
-import { doSetSubscriptionProperties, doSubscribe, doUnsubscribe } from "../actions/subscriptions";
+import {
+  doSetSubscriptionProperties,
+  doSubscribe,
+  doUnsubscribe,
+  doUpdateSubscriptions,
+} from "../actions/subscriptions";
 import { z } from "zod";
 import {
   MAX_CHANNEL_DESCRIPTION_LENGTH,
@@ -64,6 +69,42 @@ export function subscriptionRoutes({ db, config }: Services) {
             authorizationErrorsFatal: params.authorization_errors_fatal,
             creation: channelOptions(params),
           },
+          creation,
+        ),
+    ),
+    updateSubscriptions: userEndpoint(
+      {
+        operationId: "update-subscriptions",
+        summary: "Update subscriptions",
+        tag: "channels",
+        params: {
+          add: json(
+            z
+              .array(
+                z
+                  .object({
+                    name: z.string(),
+                    description: z.string().max(MAX_CHANNEL_DESCRIPTION_LENGTH).default(""),
+                  })
+                  .strict(),
+              )
+              .max(500),
+          ).default([]),
+          delete: json(z.array(z.string().max(MAX_CHANNEL_NAME_LENGTH)).max(500)).default([]),
+          ...channelOptionParams,
+        },
+      },
+      async ({ user, params }) =>
+        doUpdateSubscriptions(
+          db,
+          user,
+          {
+            channels: params.add,
+            principals: undefined,
+            authorizationErrorsFatal: true,
+            creation: channelOptions(params),
+          },
+          params.delete,
           creation,
         ),
     ),
