@@ -99,6 +99,7 @@ export function buildApi(services: Services): Api {
     url("GET", "/users/me/{stream_id}/topics", topics.getStreamTopics),
     url("POST", "/user_topics", topics.setTopicVisibility),
     url("POST", "/channels/create", channels.createChannel),
+    url("PATCH", "/streams/{stream_id}", channels.updateStream),
     url("DELETE", "/streams/{stream_id}", channels.archiveStream),
     url("POST", "/channel_folders/create", folders.createChannelFolder),
     url("GET", "/channel_folders", folders.getChannelFolders),

@@ -32,6 +32,8 @@ const validate = {
   receipts: zulipResponseSchema("session", "/messages/{message_id}/read_receipts", "get"),
   render: zulipResponseSchema("session", "/messages/render", "post"),
   updateSubscriptions: zulipResponseSchema("session", "/users/me/subscriptions", "patch"),
+  updateStream: zulipResponseSchema("session", "/streams/{stream_id}", "patch"),
+  events: zulipResponseSchema("companions", "/events", "get"),
 };
 
 let server: TestServer;
@@ -969,5 +971,79 @@ describe("PATCH /api/v1/users/me/subscriptions", () => {
       query: { stream: "patch-never" },
     });
     expect(lookup.status).toBe(400);
+  });
+});
+
+describe("PATCH /api/v1/streams/{stream_id}", () => {
+  it("renames, describes and makes private a channel, with stream update events", async () => {
+    const made = await post("iago", "/users/me/subscriptions", {
+      subscriptions: JSON.stringify([{ name: "to be changed" }]),
+      principals: JSON.stringify([id("iago"), id("othello")]),
+    });
+    expect(made.status).toBe(200);
+    const channelId = (
+      await server.call("GET", "/api/v1/get_stream_id", {
+        ...as("iago"),
+        query: { stream: "to be changed" },
+      })
+    ).body.stream_id as number;
+    const queue = await post("othello", "/register", { event_types: JSON.stringify(["stream"]) });
+    const reply = await server.call("PATCH", `/api/v1/streams/${channelId}`, {
+      ...as("iago"),
+      form: {
+        new_name: "changed",
+        description: "Now <private>",
+        is_private: "true",
+        can_send_message_group: JSON.stringify({
+          new: { direct_members: [id("iago")], direct_subgroups: [] },
+        }),
+      },
+    });
+    expect(reply.status).toBe(200);
+    expect(validate.updateStream(reply.body)).toEqual([]);
+    const events = await server.call("GET", "/api/v1/events", {
+      ...as("othello"),
+      query: { queue_id: String(queue.body.queue_id), dont_block: "true" },
+    });
+    expect(validate.events(events.body)).toEqual([]);
+    expect(
+      (events.body.events as Record<string, unknown>[]).map((e) => [e.property, e.value]),
+    ).toEqual([
+      ["name", "changed"],
+      ["description", "Now <private>"],
+      ["invite_only", true],
+      ["can_send_message_group", { direct_members: [id("iago")], direct_subgroups: [] }],
+    ]);
+    const listed = await server.call("GET", `/api/v1/streams/${channelId}`, as("othello"));
+    expect(listed.body.stream).toMatchObject({
+      name: "changed",
+      rendered_description: "<p>Now &lt;private&gt;</p>",
+      invite_only: true,
+      // Unchanged unless given: the channel's history stays readable to new subscribers.
+      history_public_to_subscribers: true,
+    });
+  });
+
+  it("refuses non-administrators, a taken name, a stale old value", async () => {
+    const denmark = channels.Denmark ?? 0;
+    const byMember = await server.call("PATCH", `/api/v1/streams/${denmark}`, {
+      ...as("hamlet"),
+      form: { description: "mine now" },
+    });
+    expect([byMember.status, byMember.body]).toEqual([400, apiError("Insufficient permission")]);
+    const taken = await server.call("PATCH", `/api/v1/streams/${denmark}`, {
+      ...as("iago"),
+      form: { new_name: "Verona" },
+    });
+    expect(taken.body).toEqual({
+      result: "error",
+      msg: "Channel 'Verona' already exists",
+      code: "CHANNEL_ALREADY_EXISTS",
+    });
+    const stale = await server.call("PATCH", `/api/v1/streams/${denmark}`, {
+      ...as("iago"),
+      form: { can_send_message_group: JSON.stringify({ new: 1, old: 999999 }) },
+    });
+    expect(stale.body).toEqual(apiError("'old' value does not match the expected value."));
   });
 });

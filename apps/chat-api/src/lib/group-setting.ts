@@ -16,6 +16,11 @@ export function groupSettingParam() {
   return json(valueSchema);
 }
 
+/** A group-setting change parameter (JSON `{new, old}`: the value to set, and the one believed current). */
+export function groupSettingUpdateParam() {
+  return json(z.object({ new: valueSchema, old: valueSchema.optional() }).strict());
+}
+
 /**
  * Stores a group-setting value in transaction `tx` and returns the group id to
  * point the setting at: a named group of the realm as is; a set as a new

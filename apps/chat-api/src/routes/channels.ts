@@ -7,7 +7,8 @@ import {
   CHANNEL_GROUP_SETTINGS,
   MAX_CHANNEL_DESCRIPTION_LENGTH,
 } from "../actions/channel-settings";
-import { groupSettingParam } from "../lib/group-setting";
+import { groupSettingParam, groupSettingUpdateParam } from "../lib/group-setting";
+import { type ChannelUpdate, doUpdateChannel } from "../actions/channel-update";
 import { type ParamValues, bool, int, json, oneOf, str } from "../lib/params";
 import { userEndpoint } from "../lib/typed-endpoint";
 import type { Services } from "../services";
@@ -138,6 +139,49 @@ export function channelRoutes({ db, config }: Services) {
       },
     ),
 
+    updateStream: userEndpoint(
+      {
+        pathParams: ["stream_id"],
+        operationId: "update-stream",
+        summary: "Update a channel",
+        tag: "channels",
+        params: {
+          description: str({ maxLength: MAX_CHANNEL_DESCRIPTION_LENGTH }).optional(),
+          new_name: str().optional(),
+          is_private: bool().optional(),
+          is_web_public: bool().optional(),
+          history_public_to_subscribers: bool().optional(),
+          is_default_stream: bool().optional(),
+          ...Object.fromEntries(
+            CHANNEL_GROUP_SETTINGS.map((name) => [name, groupSettingUpdateParam().optional()]),
+          ),
+        },
+      },
+      async ({ user, path, params }) => {
+        const groups = Object.fromEntries(
+          CHANNEL_GROUP_SETTINGS.flatMap((name) => {
+            const change = (params as Record<string, unknown>)[name];
+            return change === undefined ? [] : [[name, change]];
+          }),
+        ) as ChannelUpdate["groups"];
+        await doUpdateChannel(
+          db,
+          user,
+          path.stream_id,
+          {
+            newName: params.new_name,
+            description: params.description,
+            isPrivate: params.is_private,
+            isWebPublic: params.is_web_public,
+            historyPublicToSubscribers: params.history_public_to_subscribers,
+            isDefaultStream: params.is_default_stream,
+            groups,
+          },
+          { webPublicStreamsEnabled: config.CHAT_WEB_PUBLIC_STREAMS_ENABLED },
+        );
+        return {};
+      },
+    ),
     archiveStream: userEndpoint(
       {
         pathParams: ["stream_id"],

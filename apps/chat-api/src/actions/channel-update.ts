@@ -1,0 +1,146 @@
+import type { Database } from "../db/database";
+import { ErrorCode, InsufficientPermissionError, JsonableError } from "@repo/envelope";
+import { sendEvent } from "../events/queue";
+import type { AuthedUser } from "../lib/auth";
+import { type GroupSettingValue, readGroupSetting, storeGroupSetting } from "../lib/group-setting";
+import { renderPlainText } from "../lib/render";
+import { isAdministrator } from "../lib/roles";
+import { codePoints } from "../lib/text";
+import {
+  CHANNEL_GROUP_SETTINGS,
+  type ChannelGroupSetting,
+  MAX_CHANNEL_DESCRIPTION_LENGTH,
+} from "./channel-settings";
+import { accessChannelById, channelAudience, channelByName } from "./channels";
+import { checkChannelName } from "./create-channel";
+import { isGroupMember } from "./user-groups";
+
+/** A group setting's change: the new value, and the value the client believes current. */
+export interface GroupSettingUpdate {
+  new: GroupSettingValue;
+  old?: GroupSettingValue | undefined;
+}
+
+/** What PATCH /streams/{stream_id} asks to change (undefined: unchanged). */
+export interface ChannelUpdate {
+  newName?: string | undefined;
+  description?: string | undefined;
+  isPrivate?: boolean | undefined;
+  isWebPublic?: boolean | undefined;
+  historyPublicToSubscribers?: boolean | undefined;
+  isDefaultStream?: boolean | undefined;
+  groups: Partial<Record<ChannelGroupSetting, GroupSettingUpdate>>;
+}
+
+const sameValue = (a: GroupSettingValue, b: GroupSettingValue): boolean =>
+  JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * PATCH /streams/{stream_id}: changes a channel's name, description, privacy,
+ * history, default status and permission groups, by its administrators (the
+ * realm's, or the channel's `can_administer_channel_group`; only realm
+ * administrators make it a default channel or web-public). One transaction,
+ * with a `stream` `update` event per property to everyone who could see the
+ * channel before or can after.
+ */
+export async function doUpdateChannel(
+  db: Database,
+  user: AuthedUser,
+  channelId: number,
+  update: ChannelUpdate,
+  options: { webPublicStreamsEnabled: boolean },
+): Promise<void> {
+  const channel = await accessChannelById(db, user, channelId);
+  if (update.newName !== undefined) checkChannelName(update.newName);
+  if (
+    update.description !== undefined &&
+    codePoints(update.description) > MAX_CHANNEL_DESCRIPTION_LENGTH
+  )
+    throw new JsonableError(
+      `description is too long (limit: ${MAX_CHANNEL_DESCRIPTION_LENGTH} characters)`,
+    );
+  await db.transaction(async (tx) => {
+    const admin = isAdministrator(user.role);
+    if (
+      !admin &&
+      !(await isGroupMember(tx, channel.can_administer_channel_group_id, user.id, false))
+    )
+      throw new InsufficientPermissionError();
+    if ((update.isDefaultStream !== undefined || update.isWebPublic === true) && !admin)
+      throw new InsufficientPermissionError();
+    if (update.isWebPublic === true && !options.webPublicStreamsEnabled)
+      throw new JsonableError("Web-public channels are not enabled.");
+    const before = await channelAudience(tx, channel);
+    const data: Record<string, unknown> = {};
+    const changes: { property: string; value: unknown; extra?: Record<string, unknown> }[] = [];
+    if (update.newName !== undefined && update.newName !== channel.name) {
+      const clash = await channelByName(tx, channel.realm_id, update.newName);
+      if (clash !== null && clash.id !== channel.id)
+        throw new JsonableError(
+          `Channel '${update.newName}' already exists`,
+          ErrorCode.CHANNEL_ALREADY_EXISTS,
+        );
+      data.name = update.newName;
+      changes.push({ property: "name", value: update.newName });
+    }
+    if (update.description !== undefined && update.description !== channel.description) {
+      const rendered = renderPlainText(update.description);
+      data.description = update.description;
+      data.rendered_description = rendered;
+      changes.push({
+        property: "description",
+        value: update.description,
+        extra: { rendered_description: rendered },
+      });
+    }
+    const inviteOnly = update.isPrivate ?? channel.invite_only;
+    const webPublic = update.isWebPublic ?? (inviteOnly ? false : channel.is_web_public);
+    const history = inviteOnly
+      ? (update.historyPublicToSubscribers ?? channel.history_public_to_subscribers)
+      : true;
+    const isDefault = update.isDefaultStream ?? channel.is_default_stream;
+    if (isDefault && inviteOnly) throw new JsonableError("A default channel cannot be private.");
+    if (
+      inviteOnly !== channel.invite_only ||
+      webPublic !== channel.is_web_public ||
+      history !== channel.history_public_to_subscribers
+    ) {
+      Object.assign(data, {
+        invite_only: inviteOnly,
+        is_web_public: webPublic,
+        history_public_to_subscribers: history,
+      });
+      changes.push({
+        property: "invite_only",
+        value: inviteOnly,
+        extra: { history_public_to_subscribers: history, is_web_public: webPublic },
+      });
+    }
+    if (isDefault !== channel.is_default_stream) data.is_default_stream = isDefault;
+    for (const name of CHANNEL_GROUP_SETTINGS) {
+      const change = update.groups[name];
+      if (change === undefined) continue;
+      const column = `${name}_id` as const;
+      const current = await readGroupSetting(tx, channel[column]);
+      if (change.old !== undefined && !sameValue(change.old, current))
+        throw new JsonableError("'old' value does not match the expected value.");
+      if (sameValue(change.new, current)) continue;
+      data[column] = await storeGroupSetting(tx, channel.realm_id, change.new);
+      changes.push({ property: name, value: change.new });
+    }
+    if (Object.keys(data).length === 0) return;
+    const updated = await tx.prisma.channel.update({ where: { id: channel.id }, data });
+    const after = await channelAudience(tx, updated);
+    const audience = [...new Set([...before, ...after])];
+    for (const change of changes)
+      await sendEvent(tx, audience, {
+        type: "stream",
+        op: "update",
+        stream_id: channel.id,
+        name: channel.name,
+        property: change.property,
+        value: change.value,
+        ...change.extra,
+      });
+  });
+}
