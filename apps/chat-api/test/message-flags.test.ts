@@ -3,6 +3,7 @@ import {
   type TestServer,
   apiError,
   channelIds,
+  listenAs,
   loadCast,
   startTestServer,
 } from "./support/server";
@@ -42,26 +43,7 @@ async function send(who: string, form: Record<string, string>): Promise<number> 
 }
 
 /** A queue of `who` for update_message_flags; answers a function that drains it. */
-async function listen(who: string) {
-  const reply = await server.call("POST", "/api/v1/register", {
-    ...as(who),
-    form: { event_types: JSON.stringify(["update_message_flags"]) },
-  });
-  let last = -1;
-  return async () => {
-    const events = await server.call("GET", "/api/v1/events", {
-      ...as(who),
-      query: {
-        queue_id: String(reply.body.queue_id),
-        last_event_id: String(last),
-        dont_block: "true",
-      },
-    });
-    const list = events.body.events as (Record<string, unknown> & { id: number })[];
-    last = list.at(-1)?.id ?? last;
-    return list;
-  };
-}
+const listen = (who: string) => listenAs(server, as(who), ["update_message_flags"]);
 
 async function flagsOf(who: string, messageId: number): Promise<string[]> {
   const reply = await server.call("GET", "/api/v1/messages", {

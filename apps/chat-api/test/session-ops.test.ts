@@ -3,6 +3,7 @@ import {
   type TestServer,
   apiError,
   channelIds,
+  listenAs,
   loadCast,
   startTestServer,
 } from "./support/server";
@@ -55,23 +56,7 @@ const post = (who: string, path: string, form: Record<string, string>) =>
   server.call("POST", `/api/v1${path}`, { ...as(who), form });
 
 /** A queue of `who` for `types`; answers a function that drains it. */
-async function listen(who: string, types: string[]) {
-  const reply = await post(who, "/register", { event_types: JSON.stringify(types) });
-  let last = -1;
-  return async () => {
-    const events = await server.call("GET", "/api/v1/events", {
-      ...as(who),
-      query: {
-        queue_id: String(reply.body.queue_id),
-        last_event_id: String(last),
-        dont_block: "true",
-      },
-    });
-    const list = events.body.events as (Record<string, unknown> & { id: number })[];
-    last = list.at(-1)?.id ?? last;
-    return list.map(({ id: _id, ...event }) => event);
-  };
-}
+const listen = (who: string, types: string[]) => listenAs(server, as(who), types);
 
 describe("POST /api/v1/typing", () => {
   it("tells a direct conversation's people, the typist included, and no one else", async () => {

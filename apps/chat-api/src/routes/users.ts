@@ -37,6 +37,25 @@ const viewOptions = (params: ParamValues<typeof userParams>) => ({
 /** The realm's users: the caller's own account (the first call clients make), the directory, one user, a user's subscription. */
 export function userRoutes(services: Services) {
   const { db, config } = services;
+  /** POST and DELETE /users/me/alert_words: the same change, adding or removing. */
+  const alertWordsEndpoint = (op: "add" | "remove") =>
+    userEndpoint(
+      {
+        operationId: op === "add" ? "add-alert-words" : "remove-alert-words",
+        summary: op === "add" ? "Add alert words" : "Remove alert words",
+        tag: "users",
+        params: { alert_words: json(z.array(z.string()).max(1000)) },
+      },
+      async ({ user, params }) => ({
+        alert_words: await doChangeAlertWords(
+          db,
+          user,
+          params.alert_words,
+          op,
+          config.CHAT_MAX_OBJECTS_PER_USER,
+        ),
+      }),
+    );
   return {
     getOwnUser: userEndpoint(
       { operationId: "get-own-user", summary: "Get own user", tag: "users", params: {} },
@@ -98,40 +117,8 @@ export function userRoutes(services: Services) {
       },
       async ({ user }) => ({ alert_words: await listAlertWords(db, user.id) }),
     ),
-    addAlertWords: userEndpoint(
-      {
-        operationId: "add-alert-words",
-        summary: "Add alert words",
-        tag: "users",
-        params: { alert_words: json(z.array(z.string()).max(1000)) },
-      },
-      async ({ user, params }) => ({
-        alert_words: await doChangeAlertWords(
-          db,
-          user,
-          params.alert_words,
-          "add",
-          config.CHAT_MAX_OBJECTS_PER_USER,
-        ),
-      }),
-    ),
-    removeAlertWords: userEndpoint(
-      {
-        operationId: "remove-alert-words",
-        summary: "Remove alert words",
-        tag: "users",
-        params: { alert_words: json(z.array(z.string()).max(1000)) },
-      },
-      async ({ user, params }) => ({
-        alert_words: await doChangeAlertWords(
-          db,
-          user,
-          params.alert_words,
-          "remove",
-          config.CHAT_MAX_OBJECTS_PER_USER,
-        ),
-      }),
-    ),
+    addAlertWords: alertWordsEndpoint("add"),
+    removeAlertWords: alertWordsEndpoint("remove"),
     setStatus: userEndpoint(
       {
         operationId: "update-status",

@@ -202,3 +202,39 @@ export const authOf = (person: Person) => ({ auth: [person.email, person.apiKey]
 
 /** The error envelope the API answers with. */
 export const apiError = (msg: string, code = "BAD_REQUEST") => ({ result: "error", msg, code });
+
+/** An event as a poll answers it. */
+export type PolledEvent = Record<string, unknown> & { id: number; type: string };
+
+/**
+ * Registers a queue of the caller of `auth` for event `types` (with the
+ * `register` fields in `form`) and answers a function that polls it without
+ * blocking, acknowledging what it read: each call answers the events since
+ * the last one, without their ids.
+ */
+export async function listenAs(
+  server: TestServer,
+  auth: { auth: readonly [string, string] },
+  types: readonly string[],
+  form: Record<string, string> = {},
+): Promise<() => Promise<Record<string, unknown>[]>> {
+  const reply = await server.call("POST", "/api/v1/register", {
+    ...auth,
+    form: { event_types: JSON.stringify(types), ...form },
+  });
+  if (reply.status !== 200) throw new Error(`register failed: ${reply.text}`);
+  let last = -1;
+  return async () => {
+    const polled = await server.call("GET", "/api/v1/events", {
+      ...auth,
+      query: {
+        queue_id: String(reply.body.queue_id),
+        last_event_id: String(last),
+        dont_block: "true",
+      },
+    });
+    const events = polled.body.events as PolledEvent[];
+    last = events.at(-1)?.id ?? last;
+    return events.map(({ id: _id, ...event }) => event);
+  };
+}
