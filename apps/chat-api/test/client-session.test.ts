@@ -1,6 +1,6 @@
 import { DEMO_PASSWORD } from "../src/db/seed";
 import { type TestServer, channelIds, startTestServer } from "./support/server";
-import { registerSchema, zulipResponseSchema } from "./support/zulip-schema";
+import { eventsSchema, registerSchema, zulipResponseSchema } from "./support/zulip-schema";
 
 /**
  * A whole session of two people, as two real clients live it: each logs in,
@@ -294,25 +294,8 @@ class Client {
   }
 }
 
-const validateEvents = (() => {
-  const full = zulipResponseSchema("companions", "/events", "get");
-  // The companions file describes some event types; those it has are checked as it says.
-  const described = new Set([
-    "invites_changed",
-    "presence",
-    "stream",
-    "custom_profile_fields",
-    "user_topic",
-    "heartbeat",
-    "user_group",
-    "realm_linkifiers",
-    "realm_bot",
-    "drafts",
-    "saved_snippets",
-  ]);
-  return (body: Record<string, unknown>) =>
-    full({ ...body, events: (body.events as Event[]).filter((e) => described.has(e.type)) });
-})();
+/** Every event checked against Zulip's descriptions (companions.json and events-extra.json). */
+const validateEvents = eventsSchema();
 
 const validate = {
   messages: zulipResponseSchema("companions", "/messages", "get"),
@@ -329,6 +312,21 @@ beforeAll(async () => {
 });
 
 afterAll(() => server.close());
+
+it("checks events against Zulip's descriptions, refusing an undescribed or widened one", () => {
+  const event = { id: 1, type: "message", message: { id: 5 }, flags: ["read"] };
+  expect(validateEvents({ result: "success", msg: "", events: [event] })).toEqual([]);
+  expect(
+    validateEvents({
+      result: "success",
+      msg: "",
+      events: [{ ...event, source: { content: "x" } }],
+    }),
+  ).toEqual(["/events/0 (message) matches no described event"]);
+  expect(
+    validateEvents({ result: "success", msg: "", events: [{ id: 2, type: "invented" }] }),
+  ).toEqual(["/events/0 (invented) matches no described event"]);
+});
 
 it("two clients live a whole session and end with the state a fresh register gives", async () => {
   const a = new Client(server, "hamlet@example.com");

@@ -6,6 +6,7 @@ import { createAccount } from "../../src/actions/accounts";
 import { type SystemGroupName, createRealm } from "../../src/actions/realm-creation";
 import { Role } from "../../src/lib/roles";
 import { loadConfig } from "../../src/lib/config";
+import { eventsSchema } from "./zulip-schema";
 import type { Api } from "../../src/lib/typed-endpoint";
 import { type RunningServer, startServer } from "../../src/server";
 import { type Services, createServices } from "../../src/services";
@@ -203,6 +204,8 @@ export const authOf = (person: Person) => ({ auth: [person.email, person.apiKey]
 /** The error envelope the API answers with. */
 export const apiError = (msg: string, code = "BAD_REQUEST") => ({ result: "error", msg, code });
 
+const validateEvents = eventsSchema();
+
 /** An event as a poll answers it. */
 export type PolledEvent = Record<string, unknown> & { id: number; type: string };
 
@@ -210,7 +213,8 @@ export type PolledEvent = Record<string, unknown> & { id: number; type: string }
  * Registers a queue of the caller of `auth` for event `types` (with the
  * `register` fields in `form`) and answers a function that polls it without
  * blocking, acknowledging what it read: each call answers the events since
- * the last one, without their ids.
+ * the last one, without their ids. Every event must be one Zulip describes
+ * (`eventsSchema`).
  */
 export async function listenAs(
   server: TestServer,
@@ -233,6 +237,8 @@ export async function listenAs(
         dont_block: "true",
       },
     });
+    const problems = validateEvents(polled.body);
+    if (problems.length > 0) throw new Error(`undescribed events: ${problems.join("; ")}`);
     const events = polled.body.events as PolledEvent[];
     last = events.at(-1)?.id ?? last;
     return events.map(({ id: _id, ...event }) => event);

@@ -197,3 +197,34 @@ export function registerSchema(fetchTypes: readonly string[]): (body: unknown) =
     );
   };
 }
+
+/** events-extra.json: the event types companions.json does not describe (see the NOTICE). */
+const extraEvents = load("events-extra") as { events: Json[] };
+
+/**
+ * A validator of a `GET /events` answer in which every event must be one that
+ * Zulip describes: a branch of companions.json's `/events` schema or of
+ * events-extra.json. Answers the errors, empty when the body conforms.
+ */
+export function eventsSchema(): (body: unknown) => string[] {
+  const document = documents.companions;
+  const operation = ((document.paths as Json)["/events"] as Json).get as Json;
+  const response = ((operation.responses as Json)["200"] as Json).content as Json;
+  const [, own] = ((response["application/json"] as Json).schema as Json).allOf as Json[];
+  const described = ((((own?.properties as Json).events as Json).items as Json).oneOf ??
+    []) as Json[];
+  const item = normalize({ anyOf: [...described, ...extraEvents.events] }, document) as Json;
+  allowNewerChannelFields(item);
+  const validateItem = ajv.compile(item);
+  return (body) => {
+    const events = (body as { events?: unknown }).events;
+    if (!Array.isArray(events)) return ["/events is not an array"];
+    return events.flatMap((event: unknown, i) =>
+      validateItem(event)
+        ? []
+        : [
+            `/events/${i} (${String((event as { type?: unknown }).type)}) matches no described event`,
+          ],
+    );
+  };
+}
