@@ -10,7 +10,10 @@ import {
   channelVisibility,
   clearTopicPolicy,
   setTopicPolicy,
+  topicPolicyExists,
 } from "../db/queries/channels";
+import { lockUser } from "../db/queries/users";
+import { checkCap } from "./caps";
 
 /** What deciding whether a user sees a channel reads of it. */
 type Visibility = Pick<Channel, "realm_id" | "is_web_public" | "invite_only">;
@@ -136,8 +139,10 @@ export async function doMuteTopic(
   userId: number,
   channelId: number,
   topic: string,
+  cap: number,
 ): Promise<void> {
   await db.transaction(async (tx) => {
+    await checkTopicPolicyCap(tx, userId, channelId, topic, cap);
     await setTopicPolicy(tx, userId, channelId, topic, MUTED);
     await sendEvent(tx, [userId], userTopicEvent(channelId, topic, MUTED));
   });
@@ -167,13 +172,35 @@ export async function doSetTopicVisibility(
   channelId: number,
   topic: string,
   policy: number,
+  cap: number,
 ): Promise<void> {
   const channel = await accessChannelById(db, user, channelId);
   await db.transaction(async (tx) => {
     if (policy === INHERIT) await clearTopicPolicy(tx, user.id, channel.id, topic, undefined);
-    else await setTopicPolicy(tx, user.id, channel.id, topic, policy);
+    else {
+      await checkTopicPolicyCap(tx, user.id, channel.id, topic, cap);
+      await setTopicPolicy(tx, user.id, channel.id, topic, policy);
+    }
     await sendEvent(tx, [user.id], userTopicEvent(channel.id, topic, policy));
   });
+}
+
+/**
+ * Refuses a policy for one more topic past `cap` (CHAT_MAX_OBJECTS_PER_USER);
+ * changing the policy of a topic that has one is always allowed. The user's
+ * row lock makes concurrent requests count one after the other.
+ */
+async function checkTopicPolicyCap(
+  tx: Tx,
+  userId: number,
+  channelId: number,
+  topic: string,
+  cap: number,
+): Promise<void> {
+  await lockUser(tx, userId);
+  if (await topicPolicyExists(tx, userId, channelId, topic)) return;
+  const held = await tx.prisma.userTopic.count({ where: { user_id: userId } });
+  checkCap(held, 1, cap, "topic settings");
 }
 
 function userTopicEvent(channelId: number, topic: string, policy: number): ChatEvent {

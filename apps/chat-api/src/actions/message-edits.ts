@@ -3,7 +3,7 @@ import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
 import type { Channel, Message } from "../gen/prisma/client";
 import { sendEvent } from "../events/queue";
-import { type EditEntry, appendEditHistory } from "../db/queries/messages";
+import { type EditEntry, appendEditHistory, longestEditHistory } from "../db/queries/messages";
 import type { AuthedUser } from "../lib/auth";
 import { renderPlainText } from "../lib/render";
 import { MESSAGE_FLAGS } from "../lib/message-flags";
@@ -16,6 +16,9 @@ export const MESSAGE_CONTENT_EDIT_LIMIT_SECONDS = 600;
 
 /** How long after sending a message's topic may be changed by non-moderators (a week). */
 export const MESSAGE_TOPIC_EDIT_LIMIT_SECONDS = 604_800;
+
+/** Most edits one message keeps in its history; past them it cannot be edited. */
+export const MAX_EDITS_PER_MESSAGE = 1000;
 
 /** Which messages a topic change takes along (Zulip's `propagate_mode`). */
 export type PropagateMode = "change_one" | "change_later" | "change_all";
@@ -156,6 +159,11 @@ export async function doEditMessage(
         data: { topic, last_edit_time: now },
       });
     const ids = moved.length > 0 ? moved : [message.id];
+    // A message's history is bounded like every per-user resource.
+    if ((await longestEditHistory(tx, ids)) >= MAX_EDITS_PER_MESSAGE)
+      throw new JsonableError(
+        `This message has been edited too many times (limit: ${MAX_EDITS_PER_MESSAGE}).`,
+      );
     const timestamp = Math.floor(now.getTime() / 1000);
     const entry = { user_id: user.id, timestamp };
     const movedOthers = content === undefined ? moved : moved.filter((id) => id !== message.id);

@@ -5,6 +5,7 @@ import { sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
 import { isUnicodeEmoji, isUnicodeEmojiCode, unicodeEmojiCode } from "../lib/emoji";
 import { checkCap } from "./caps";
+import { lockUser } from "../db/queries/users";
 
 /** Zulip's kinds of reaction emoji. */
 export type ReactionType = "unicode_emoji" | "realm_emoji" | "zulip_extra_emoji";
@@ -76,6 +77,8 @@ export async function doReact(
     let emoji: { name: string; code: string; type: ReactionType };
     if (op === "add") {
       emoji = resolveEmoji(ref);
+      // One reaction change at a time per user: the duplicate check and the cap hold.
+      await lockUser(tx, user.id);
       const mine = await tx.prisma.reaction.findMany({
         where: { message_id: messageId, user_id: user.id },
         select: { emoji_code: true, reaction_type: true },

@@ -5,7 +5,7 @@ import {
   doUpdateFlags,
   doUpdateFlagsForNarrow,
 } from "../actions/flags";
-import { parseAnchor } from "../actions/read-messages";
+import { MAX_MESSAGES_PER_FETCH, parseAnchor } from "../actions/read-messages";
 import { narrowSchema, narrowTerm } from "../lib/narrow";
 import { bool, int, isoDate, json, oneOf, str } from "../lib/params";
 import { userEndpoint } from "../lib/typed-endpoint";
@@ -20,7 +20,7 @@ export function messageFlagRoutes({ db, config }: Services) {
         summary: "Update personal message flags",
         tag: "messages",
         params: {
-          messages: json(z.array(z.int32())),
+          messages: json(z.array(z.int32()).max(MAX_MESSAGES_PER_FETCH)),
           op: oneOf(["add", "remove"]),
           flag: str({ maxLength: 100 }),
         },

@@ -178,7 +178,13 @@ export function subscriptionRoutes({ db, config }: Services) {
             ? accessChannelByName(db, user, stream ?? "")
             : accessChannelById(db, user, streamId);
         if (op === "add") {
-          await doMuteTopic(db, user.id, (await access()).id, topic);
+          await doMuteTopic(
+            db,
+            user.id,
+            (await access()).id,
+            topic,
+            config.CHAT_MAX_OBJECTS_PER_USER,
+          );
           return {};
         }
         // Unmuting where the channel cannot be reached is Zulip's "Topic is not muted".

@@ -6,7 +6,7 @@ import { userEndpoint } from "../lib/typed-endpoint";
 import type { Services } from "../services";
 
 /** A channel's topics as a client's topic list shows them, and the caller's policy of each. */
-export function topicRoutes({ db }: Services) {
+export function topicRoutes({ db, config }: Services) {
   return {
     getStreamTopics: userEndpoint(
       {
@@ -38,6 +38,7 @@ export function topicRoutes({ db }: Services) {
           params.stream_id,
           params.topic.trim(),
           params.visibility_policy,
+          config.CHAT_MAX_OBJECTS_PER_USER,
         );
         return {};
       },

@@ -137,3 +137,20 @@ export async function channelSubscriberIds(tx: Tx, channelId: number): Promise<n
     .execute();
   return rows.map((r) => r.id);
 }
+
+/** Whether user `userId` has a policy for a topic of channel `channelId` (any case). */
+export async function topicPolicyExists(
+  tx: Tx,
+  userId: number,
+  channelId: number,
+  topic: string,
+): Promise<boolean> {
+  const row = await tx.q
+    .selectFrom("user_topics")
+    .select("id")
+    .where("user_id", "=", userId)
+    .where("channel_id", "=", channelId)
+    .where((eb) => sameText(eb, "topic_name", topic))
+    .executeTakeFirst();
+  return row !== undefined;
+}

@@ -114,3 +114,14 @@ export async function appendEditHistory(
     .where("id", "in", [...ids])
     .execute();
 }
+
+/** The most edits any message of `ids` has recorded. */
+export async function longestEditHistory(tx: Tx, ids: readonly number[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  const row = await tx.q
+    .selectFrom("messages")
+    .select(sql<number>`coalesce(max(jsonb_array_length(edit_history)), 0)::int`.as("edits"))
+    .where("id", "in", [...ids])
+    .executeTakeFirst();
+  return row?.edits ?? 0;
+}
