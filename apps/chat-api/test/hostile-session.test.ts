@@ -183,6 +183,41 @@ describe("caps on what a user grows", () => {
     expect(row.content).toBe("hostile");
   });
 
+  it("a topic move: at most 5,000 messages at once, and nothing moves past it", async () => {
+    const denmark = channels.Denmark ?? 0;
+    const realm = await server.db.prisma.realm.findFirstOrThrow({ where: { subdomain: "" } });
+    await server.db.prisma.message.createMany({
+      data: Array.from({ length: 5001 }, (_, i) => ({
+        realm_id: realm.id,
+        sender_id: id("hamlet"),
+        channel_id: denmark,
+        topic: "crowded",
+        content: `m${i}`,
+        rendered_content: `<p>m${i}</p>`,
+      })),
+    });
+    const first = await server.db.prisma.message.findFirstOrThrow({
+      where: { channel_id: denmark, topic: "crowded" },
+      orderBy: { id: "asc" },
+    });
+    await server.db.prisma.userMessage.create({
+      data: { user_id: id("hamlet"), message_id: first.id, flags: 1n },
+    });
+    const reply = await call("hamlet", "PATCH", `/messages/${first.id}`, {
+      topic: "emptier",
+      propagate_mode: "change_all",
+    });
+    expect([reply.status, reply.body]).toEqual([
+      400,
+      apiError(
+        "Too many messages to move at once (limit: 5000); move fewer with change_one or change_later.",
+      ),
+    ]);
+    expect(
+      await server.db.prisma.message.count({ where: { channel_id: denmark, topic: "crowded" } }),
+    ).toBe(5001);
+  });
+
   it("alert words: CHAT_MAX_OBJECTS_PER_USER words", async () => {
     const reply = await call("othello", "POST", "/users/me/alert_words", {
       alert_words: JSON.stringify(["a", "b", "c", "d"]),

@@ -20,6 +20,12 @@ export const MESSAGE_TOPIC_EDIT_LIMIT_SECONDS = 604_800;
 /** Most edits one message keeps in its history; past them it cannot be edited. */
 export const MAX_EDITS_PER_MESSAGE = 1000;
 
+/**
+ * Most messages one topic change moves: each statement that follows names
+ * them all, well within PostgreSQL's 65,535 parameters.
+ */
+export const MAX_MOVED_MESSAGES = 5000;
+
 /** Which messages a topic change takes along (Zulip's `propagate_mode`). */
 export type PropagateMode = "change_one" | "change_later" | "change_all";
 
@@ -102,7 +108,12 @@ async function movedMessages(
     },
     select: { id: true },
     orderBy: { id: "asc" },
+    take: MAX_MOVED_MESSAGES + 1,
   });
+  if (rows.length > MAX_MOVED_MESSAGES)
+    throw new JsonableError(
+      `Too many messages to move at once (limit: ${MAX_MOVED_MESSAGES}); move fewer with change_one or change_later.`,
+    );
   return rows.map((r) => r.id);
 }
 
@@ -148,6 +159,12 @@ export async function doEditMessage(
       topic !== undefined && message.channel !== null && topic !== message.topic
         ? await movedMessages(tx, { ...message, channel: message.channel }, edit.propagateMode)
         : [];
+    const ids = moved.length > 0 ? moved : [message.id];
+    // A message's history is bounded like every per-user resource.
+    if ((await longestEditHistory(tx, ids)) >= MAX_EDITS_PER_MESSAGE)
+      throw new JsonableError(
+        `This message has been edited too many times (limit: ${MAX_EDITS_PER_MESSAGE}).`,
+      );
     if (content !== undefined)
       await tx.prisma.message.update({
         where: { id: message.id },
@@ -158,12 +175,6 @@ export async function doEditMessage(
         where: { id: { in: moved } },
         data: { topic, last_edit_time: now },
       });
-    const ids = moved.length > 0 ? moved : [message.id];
-    // A message's history is bounded like every per-user resource.
-    if ((await longestEditHistory(tx, ids)) >= MAX_EDITS_PER_MESSAGE)
-      throw new JsonableError(
-        `This message has been edited too many times (limit: ${MAX_EDITS_PER_MESSAGE}).`,
-      );
     const timestamp = Math.floor(now.getTime() / 1000);
     const entry = { user_id: user.id, timestamp };
     const movedOthers = content === undefined ? moved : moved.filter((id) => id !== message.id);

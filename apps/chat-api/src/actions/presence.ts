@@ -117,11 +117,24 @@ export async function realmPresences(
   const since = new Date(Date.now() - (query.historyDays ?? PRESENCE_HISTORY_DAYS) * 86_400_000);
   // Kysely: every client polls this, and Prisma's per-row cost was most of its time.
   const rows = await recentPresences(tx, viewer.realm_id, since, query.afterUpdateId);
-  if (!query.limitToAccessible) return rows;
+  const accessible = await presenceAccess(tx, viewer, query.limitToAccessible);
+  return accessible === "everyone" ? rows : rows.filter((row) => accessible.has(row.user_id));
+}
+
+/**
+ * Whose presence `viewer` may see: everyone, unless the server setting limits
+ * a viewer outside the realm's `can_access_all_users_group` to the users
+ * they share a channel with, and themself.
+ */
+async function presenceAccess(
+  tx: Tx,
+  viewer: AuthedUser,
+  limitToAccessible: boolean,
+): Promise<Set<number> | "everyone"> {
+  if (!limitToAccessible) return "everyone";
   if (await hasRealmPermission(tx, viewer.realm_id, "can_access_all_users_group_id", viewer.id))
-    return rows;
-  const accessible = new Set([viewer.id, ...(await channelPeers(tx, viewer.id))]);
-  return rows.filter((row) => accessible.has(row.user_id));
+    return "everyone";
+  return new Set([viewer.id, ...(await channelPeers(tx, viewer.id))]);
 }
 
 /** The newest presence update number of the realm (`presence_last_update_id`). */
@@ -158,12 +171,8 @@ export async function userPresence(
     select: { is_bot: true, presence: true },
   });
   if (row.is_bot) throw new JsonableError("Presence is not supported for bot users.");
-  const visible =
-    row.presence !== null &&
-    (!limitToAccessible ||
-      (await realmPresences(db, viewer, { limitToAccessible, historyDays: 36_500 })).some(
-        (p) => p.user_id === target.id,
-      ));
+  const accessible = await presenceAccess(db, viewer, limitToAccessible);
+  const visible = accessible === "everyone" || accessible.has(target.id);
   if (row.presence === null || !visible) throw new JsonableError(`No presence data for ${ref}`);
   const entry = {
     status: presenceStatus(row.presence),
