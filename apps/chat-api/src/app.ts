@@ -11,7 +11,10 @@ import helmet from "helmet";
 import { databaseUnavailableError, isDatabaseUnavailable } from "./db/unavailable";
 import { type AuthedUser, authenticate } from "./lib/auth";
 import { MAX_FORM_FIELDS, multipartForms } from "./lib/multipart";
+import { type ReceivedFile, receiveUpload } from "./lib/upload-body";
+import { removeFile } from "./lib/upload-store";
 import { type Api, checkAccess, compileRoutes, matchRoute, readParams } from "./lib/typed-endpoint";
+import { fileRoutes } from "./routes/files";
 import { buildApi } from "./urls";
 import type { Services } from "./services";
 
@@ -60,12 +63,37 @@ function sendJson(res: Response, status: number, body: unknown): void {
   res.end(res.req.method === "HEAD" ? undefined : text);
 }
 
-/** The `/api/v1` dispatcher: match, authenticate, limit, check access, read parameters, run, render. */
-function dispatcher(services: Services, api: Api): RequestHandler {
+type Match = ReturnType<typeof matchRoute>;
+
+/** A request past its checks, ready for its operation. */
+interface Ready {
+  operation: Match["operation"];
+  pathParams: Match["pathParams"];
+  context: Awaited<ReturnType<Services["realms"]["fromHost"]>>;
+  user: AuthedUser | undefined;
+  file: ReceivedFile | undefined;
+}
+
+/**
+ * The `/api/v1` dispatcher, in two steps around the body parsers: `match`
+ * finds the operation (404 and 405 before any body is read), `run`
+ * authenticates, limits, checks access, receives an upload, reads parameters,
+ * runs and renders.
+ */
+function dispatcher(services: Services, api: Api) {
   const routes = compileRoutes(api.operations);
-  return async (req, res) => {
-    const { operation, route, pathParams } = matchRoute(routes, req.method, req.path);
-    res.locals.route = `/api/v1${route.template}`;
+  const matches = new WeakMap<Request, Match>();
+  const match: RequestHandler = (req, res, next) => {
+    const found = matchRoute(routes, req.method, req.path);
+    res.locals.route = `/api/v1${found.route.template}`;
+    matches.set(req, found);
+    next();
+  };
+  const isUpload = (req: Request): boolean => matches.get(req)?.operation.upload === true;
+  const run: RequestHandler = async (req, res) => {
+    const found = matches.get(req);
+    if (found === undefined) throw new PathNotFoundError();
+    const { operation, pathParams } = found;
     const context = await services.realms.fromHost(req.headers.host);
     const ip = req.ip ?? "";
     let user: AuthedUser | undefined;
@@ -85,6 +113,26 @@ function dispatcher(services: Services, api: Api): RequestHandler {
       ),
     );
     if (user !== undefined) checkAccess(operation.access, user);
+    const file = operation.upload
+      ? await receiveUpload(req, {
+          fileBytes: services.config.CHAT_MAX_UPLOAD_MIB * 1024 * 1024,
+          fieldBytes: services.config.CHAT_MAX_BODY_BYTES,
+          directory: services.uploads.incoming,
+        })
+      : undefined;
+    if (file !== undefined) req.body = file.fields;
+    try {
+      await answer(req, res, { operation, pathParams, context, user, file: file?.file });
+    } finally {
+      // Gone already when the store took it.
+      if (file?.file !== undefined) await removeFile(file.file.tempPath);
+    }
+  };
+  const answer = async (
+    req: Request,
+    res: Response,
+    { operation, pathParams, context, user, file }: Ready,
+  ): Promise<void> => {
     const fields = collectFields(req);
     const { values, read } = readParams(
       operation.params,
@@ -92,6 +140,7 @@ function dispatcher(services: Services, api: Api): RequestHandler {
       services.config.CHAT_MAX_JSON_DEPTH,
     );
     const data = await operation.handler({
+      ...(file === undefined ? {} : { file }),
       realm: context.realm,
       ...(user === undefined ? {} : { user }),
       path: pathParams,
@@ -110,6 +159,7 @@ function dispatcher(services: Services, api: Api): RequestHandler {
     const ignored = [...fields.keys()].filter((name) => !read.has(name));
     sendJson(res, 200, operation.bare ? data : renderSuccess(data, ignored));
   };
+  return { match, isUpload, run };
 }
 
 /**
@@ -216,12 +266,15 @@ export function createApp(services: Services, api: Api = buildApi(services)): ex
   });
 
   const bodyLimit = services.config.CHAT_MAX_BODY_BYTES;
+  const api1 = dispatcher(services, api);
   app.use(
     "/api/v1",
+    api1.match,
     express.urlencoded({ extended: false, limit: bodyLimit, parameterLimit: MAX_FORM_FIELDS }),
-    multipartForms(bodyLimit),
-    dispatcher(services, api),
+    multipartForms(bodyLimit, api1.isUpload),
+    api1.run,
   );
+  app.use(fileRoutes(services));
   app.use((_req, _res, next) => {
     next(new PathNotFoundError());
   });

@@ -7,6 +7,7 @@ import type { Config } from "./lib/config";
 import { type AppMetrics, createMetrics } from "./lib/metrics";
 import { type RateLimiter, createRateLimiter, unlimited } from "./lib/rate-limit";
 import { RealmDirectory } from "./lib/realms";
+import { type UploadStore, createUploadStore } from "./lib/upload-store";
 
 /** Everything a request may need, built once per process (or per test). */
 export interface Services {
@@ -19,6 +20,8 @@ export interface Services {
   bus: CacheBus;
   rateLimiter: RateLimiter;
   events: EventHub;
+  /** Where uploaded files are kept (a directory, or an S3 bucket). */
+  uploads: UploadStore;
 }
 
 /** Builds the services over an open database; call `bus.start()` to hear other replicas. */
@@ -49,5 +52,6 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     bus,
     rateLimiter,
     events: new EventHub(db.sql, logger),
+    uploads: createUploadStore(config),
   };
 }

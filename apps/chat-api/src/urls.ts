@@ -24,6 +24,7 @@ import { savedSnippetRoutes } from "./routes/saved-snippets";
 import { serverRoutes } from "./routes/server";
 import { subscriptionRoutes } from "./routes/subscriptions";
 import { topicRoutes } from "./routes/topics";
+import { uploadRoutes } from "./routes/uploads";
 import { userGroupRoutes } from "./routes/user-groups";
 import { userRoutes } from "./routes/users";
 import type { Services } from "./services";
@@ -33,6 +34,7 @@ export function buildApi(services: Services): Api {
   const api = new Api();
   const messages = messageRoutes(services);
   const flags = messageFlagRoutes(services);
+  const uploads = uploadRoutes(services);
   const reminders = reminderRoutes(services);
   const drafts = draftRoutes(services);
   const snippets = savedSnippetRoutes(services);
@@ -70,6 +72,10 @@ export function buildApi(services: Services): Api {
     url("POST", "/mark_topic_as_read", flags.markTopicAsRead),
     url("POST", "/messages/flags", flags.updateFlags),
     url("POST", "/messages/flags/narrow", flags.updateFlagsForNarrow),
+    url("POST", "/user_uploads", uploads.uploadFile),
+    url("GET", "/user_uploads/{realm_id_str}/{filename}", uploads.getFileTemporaryUrl),
+    url("GET", "/attachments", uploads.getAttachments),
+    url("DELETE", "/attachments/{attachment_id}", uploads.removeAttachment),
     // Message reminders
     url("POST", "/reminders", reminders.createMessageReminder),
     url("GET", "/reminders", reminders.getReminders),

@@ -107,6 +107,33 @@ describe("round trips", () => {
     await expect(db.prisma.reaction.create({ data })).rejects.toThrow();
   });
 
+  it("Attachment, with a unique path, linked to messages; ServerSecret, with bytes", async () => {
+    const data = {
+      realm_id: ids.realm,
+      owner_id: ids.hamlet,
+      path_id: "1/ab/random/notes.txt",
+      file_name: "notes.txt",
+      content_type: "text/plain",
+      size: 5,
+    };
+    const attachment = await db.prisma.attachment.create({ data });
+    expect(attachment).toMatchObject(data);
+    expect(attachment.created_at).toBeInstanceOf(Date);
+    await expect(db.prisma.attachment.create({ data })).rejects.toThrow();
+    await db.prisma.attachmentMessage.create({
+      data: { attachment_id: attachment.id, message_id: ids.message },
+    });
+    const linked = await db.prisma.attachment.findUniqueOrThrow({
+      where: { id: attachment.id },
+      include: { messages: true },
+    });
+    expect(linked.messages).toEqual([{ attachment_id: attachment.id, message_id: ids.message }]);
+    const value = new Uint8Array([0, 1, 254, 255]);
+    await db.prisma.serverSecret.create({ data: { name: "test", value } });
+    const secret = await db.prisma.serverSecret.findUniqueOrThrow({ where: { name: "test" } });
+    expect(Buffer.from(secret.value).equals(Buffer.from(value))).toBe(true);
+  });
+
   it("AlertWord, one per user and word whatever its case", async () => {
     await db.prisma.alertWord.create({ data: { user_id: ids.hamlet, word: "Elsinore" } });
     await expect(

@@ -66,6 +66,29 @@ describe("what each overlay brings", () => {
   });
 });
 
+describe("uploaded files", () => {
+  const config = (list: K8sObject[]) =>
+    (find(list, "ConfigMap", "chat-api") as K8sObject & { data?: Record<string, string> }).data ??
+    {};
+
+  it("prod keeps them in a bucket every replica shares, with credentials from an optional Secret", () => {
+    const prod = objects("prod");
+    expect(config(prod).CHAT_S3_BUCKET).toBe("chat-uploads");
+    expect(container(prod, "chat-api").envFrom).toContainEqual({
+      secretRef: { name: "chat-api-uploads", optional: true },
+    });
+  });
+
+  it("without a bucket, they go to the pod's writable /tmp volume, not the read-only root", () => {
+    const dev = objects("dev");
+    expect(config(dev).CHAT_S3_BUCKET).toBeUndefined();
+    expect(config(dev).CHAT_DATA_DIR).toMatch(/^\/tmp\//);
+    expect(container(dev, "chat-api").volumeMounts).toContainEqual(
+      expect.objectContaining({ mountPath: "/tmp" }),
+    );
+  });
+});
+
 describe("the rules catch what they are for", () => {
   it("a missing probe", () => {
     const list = objects("prod");

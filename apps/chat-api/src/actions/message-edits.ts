@@ -9,6 +9,7 @@ import { renderPlainText } from "../lib/render";
 import { MESSAGE_FLAGS } from "../lib/message-flags";
 import { Role, isAdministrator } from "../lib/roles";
 import { checkContent, checkTopic } from "./messages";
+import { linkMessageFiles } from "./uploads";
 import { isGroupMember } from "./user-groups";
 
 /** How long after sending its sender may edit a message's content (the realm's 600 s). */
@@ -170,6 +171,7 @@ export async function doEditMessage(
         where: { id: message.id },
         data: { content, rendered_content: renderPlainText(content), last_edit_time: now },
       });
+    if (content !== undefined) await linkMessageFiles(tx, user, message.id, content, true);
     if (moved.length > 0)
       await tx.prisma.message.updateMany({
         where: { id: { in: moved } },

@@ -13,6 +13,7 @@ import { MAX_TOPIC_LENGTH } from "./channel-settings";
 import { canSee, channelByName } from "./channels";
 import { isGroupMember } from "./user-groups";
 import { findUsers } from "./user-lookup";
+import { linkMessageFiles } from "./uploads";
 import { gravatarUrl } from "./user-view";
 import { topicExists } from "../db/queries/channels";
 
@@ -91,6 +92,7 @@ export async function insertMessage(
       rendered_content: renderPlainText(content),
     },
   });
+  await linkMessageFiles(tx, sender, message.id, content, false);
   const readers = new Set(recipients);
   await tx.prisma.userMessage.createMany({
     data: [...readers].map((user_id) => ({

@@ -73,7 +73,7 @@ export async function realmState(tx: Tx, config: Config, realm: Realm) {
     giphy_api_key: "",
     giphy_rating_options: { disabled: { id: 0, name: "GIPHY integration disabled" } },
     max_avatar_file_size_mib: 5,
-    max_file_upload_size_mib: 0,
+    max_file_upload_size_mib: config.CHAT_MAX_UPLOAD_MIB,
     max_icon_file_size_mib: 5,
     max_logo_file_size_mib: 5,
     max_message_length: MAX_MESSAGE_LENGTH,

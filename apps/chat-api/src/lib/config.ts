@@ -121,6 +121,24 @@ const schema = z.object({
   CHAT_MAX_QUEUES_PER_USER: z.coerce.number().int().min(1).max(10_000).default(50),
   /** Most long-polls (GET /events) one user may hold open on one replica. */
   CHAT_MAX_POLLS_PER_USER: z.coerce.number().int().min(1).default(20),
+  /** Largest uploaded file (POST /user_uploads), in MiB: register's `max_file_upload_size_mib`. */
+  CHAT_MAX_UPLOAD_MIB: z.coerce.number().int().min(1).max(2047).default(25),
+  /** Total size of the files one user may keep uploaded, in MiB. */
+  CHAT_UPLOAD_QUOTA_MIB_PER_USER: z.coerce.number().int().min(1).default(1024),
+  /**
+   * An S3 bucket for uploaded files; without it they are kept under
+   * `CHAT_DATA_DIR/uploads`. Credentials come from `CHAT_S3_ACCESS_KEY_ID` and
+   * `CHAT_S3_SECRET_ACCESS_KEY`, else from the AWS SDK's usual sources.
+   */
+  CHAT_S3_BUCKET: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, "must be an S3 bucket name")
+    .optional(),
+  /** An S3-compatible endpoint (MinIO, Ceph, R2...); path-style addressing is used with it. */
+  CHAT_S3_ENDPOINT: z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
+  CHAT_S3_REGION: z.string().min(1).default("us-east-1"),
+  CHAT_S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  CHAT_S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   /** On SIGTERM, how long in-flight requests may run before connections are cut. */
   CHAT_SHUTDOWN_GRACE_SECONDS: z.coerce.number().positive().default(25),
 });

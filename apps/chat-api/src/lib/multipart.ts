@@ -1,5 +1,5 @@
 import busboy from "busboy";
-import type { RequestHandler } from "express";
+import type { Request, RequestHandler } from "express";
 import { JsonableError } from "@repo/envelope";
 
 /** Fields one multipart body may carry (as `parameterLimit` for urlencoded bodies). */
@@ -12,12 +12,16 @@ export const MAX_FORM_FIELDS = 1000;
  * the whole body (413 at once when Content-Length says more, or as soon as more
  * arrives), and by {@link MAX_FORM_FIELDS} fields. Files are refused (no
  * operation here takes one). An empty body (Content-Length 0, as zulip-js sends
- * a POST without parameters) is no fields.
+ * a POST without parameters) is no fields. Bodies of upload operations
+ * (`isUpload`) are left to the operation, which reads them after authentication.
  */
-export function multipartForms(maxBytes: number): RequestHandler {
+export function multipartForms(
+  maxBytes: number,
+  isUpload: (req: Request) => boolean,
+): RequestHandler {
   const tooLarge = () => new JsonableError("Request body too large", "BAD_REQUEST", 413);
   return (req, _res, next) => {
-    if (req.is("multipart/form-data") !== "multipart/form-data") {
+    if (req.is("multipart/form-data") !== "multipart/form-data" || isUpload(req)) {
       next();
       return;
     }

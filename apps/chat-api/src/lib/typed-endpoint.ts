@@ -9,6 +9,7 @@ import {
 } from "@repo/envelope";
 import type { Realm } from "../gen/prisma/client";
 import type { AuthedUser } from "./auth";
+import type { ReceivedFile } from "./upload-body";
 import { isAdministrator, isGuest, isOwner } from "./roles";
 import { type Param, type ParamValues, isIntPath, jsonDepth } from "./params";
 
@@ -32,6 +33,13 @@ export type PathParams<P extends string> = { [K in PathParamNames<P>]: PathValue
 
 /** Whether path parameter `name` is an id (see {@link PathValue}). */
 export const isIdParam = (name: string): boolean => name.endsWith("_id");
+
+/**
+ * Whether path parameter `name` is the rest of the path, slashes included
+ * (Zulip's `<path:filename>` in `/user_uploads/{realm_id_str}/{filename}`); it
+ * must be the template's last segment.
+ */
+export const isRestParam = (name: string): boolean => name === "filename";
 
 /** Who may call an operation beyond "any authenticated user". */
 export interface Access {
@@ -58,6 +66,8 @@ interface BaseContext<Path, Params> {
   path: Path;
   params: Params;
   request: RequestInfo;
+  /** The file of an `upload` operation's body (always there for one; never for others). */
+  file?: ReceivedFile;
 }
 
 /** What a public operation's handler receives. */
@@ -80,6 +90,7 @@ export interface Operation {
   deprecated: boolean;
   tag: string;
   bare: boolean;
+  upload: boolean;
   auth: "public" | "user";
   access: Access;
   params: Record<string, Param<unknown, unknown>>;
@@ -105,6 +116,12 @@ export interface EndpointSpec<
   pathParams?: readonly Names[];
   /** Send the handler's result as the whole body, without the success envelope (documents, not API data). */
   bare?: boolean;
+  /**
+   * The body is `multipart/form-data` with one file, received (after
+   * authentication) into a temporary file within CHAT_MAX_UPLOAD_MIB and
+   * handed to the handler as `file`; other operations refuse files.
+   */
+  upload?: boolean;
 }
 
 /**
@@ -182,6 +199,7 @@ export function url<P extends string>(
     params,
     deprecated: view.spec.deprecated ?? false,
     bare: view.spec.bare ?? false,
+    upload: view.spec.upload ?? false,
     auth: view.auth,
     access: view.access,
     handler: view.handler,
@@ -228,7 +246,7 @@ export function compileRoutes(operations: readonly Operation[]): Route[] {
           const name = /^\{(\w+)\}$/.exec(segment)?.[1];
           if (name === undefined) return segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
           names.push(name);
-          return "([^/]+)";
+          return isRestParam(name) ? "(.+)" : "([^/]+)";
         })
         .join("/");
       route = {
@@ -245,7 +263,7 @@ export function compileRoutes(operations: readonly Operation[]): Route[] {
 }
 
 /** A text path segment, percent-decoded; undefined (an unknown path) when it does not decode or holds NUL. */
-function decodeSegment(segment: string): string | undefined {
+export function decodeSegment(segment: string): string | undefined {
   try {
     const text = decodeURIComponent(segment);
     return text.includes("\u0000") ? undefined : text;

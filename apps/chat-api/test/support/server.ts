@@ -1,4 +1,7 @@
+import { mkdtemp, rm } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { request } from "undici";
@@ -80,7 +83,10 @@ export async function startTestServer(
   } = {},
 ): Promise<TestServer> {
   const db = options.db ?? (await freshDatabase(options.seed === false ? "migrated" : "seeded"));
+  // Each server keeps its files (uploads) in a directory of its own, removed at close.
+  const dataDir = await mkdtemp(path.join(tmpdir(), "chat-test-"));
   const config = loadConfig({
+    CHAT_DATA_DIR: dataDir,
     CHAT_EXTERNAL_URL: `http://${ROOT_HOST}`,
     CHAT_LOG_LEVEL: "info",
     NODE_ENV: "development",
@@ -148,6 +154,7 @@ export async function startTestServer(
       if (closed) return;
       closed = true;
       await running.stop(1000);
+      await rm(dataDir, { recursive: true, force: true });
       if (options.db === undefined) {
         // running.stop closed the database; drop a PostgreSQL test schema too.
         await db.close().catch(() => undefined);

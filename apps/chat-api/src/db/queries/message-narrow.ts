@@ -71,7 +71,12 @@ function test(eb: Scope, userId: number, c: NarrowCondition): Expression<SqlBool
         ? eb("m.content", "~*", "https?://")
         : c.what === "image"
           ? eb("m.rendered_content", "like", "%<img %")
-          : eb("m.content", "like", "%/user_uploads/%");
+          : eb.exists(
+              eb
+                .selectFrom("attachment_messages as am")
+                .select("am.message_id")
+                .whereRef("am.message_id", "=", "m.id"),
+            );
     case "id":
       return eb("m.id", "=", c.id);
     case "ids":

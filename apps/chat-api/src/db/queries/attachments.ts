@@ -1,0 +1,91 @@
+import { type ExpressionBuilder, type ExpressionWrapper, type SqlBool, sql } from "kysely";
+import type { DB } from "../../gen/kysely/tables";
+import type { Tx } from "../kysely";
+
+/** Who asks for a file: a user of a realm, a guest or not. */
+export interface FileViewer {
+  id: number;
+  realmId: number;
+  guest: boolean;
+}
+
+/**
+ * Whether `viewer` may fetch the file `a` (Zulip's rule): they uploaded it,
+ * they received a message that links to it, or (not being a guest) a message
+ * in a public channel links to it.
+ */
+function mayView(
+  eb: ExpressionBuilder<DB & { a: DB["attachments"] }, "a">,
+  viewer: FileViewer,
+): ExpressionWrapper<DB & { a: DB["attachments"] }, "a", SqlBool> {
+  const received = eb.exists(
+    eb
+      .selectFrom("attachment_messages as am")
+      .innerJoin("user_messages as um", "um.message_id", "am.message_id")
+      .select("am.message_id")
+      .whereRef("am.attachment_id", "=", "a.id")
+      .where("um.user_id", "=", viewer.id),
+  );
+  const inPublicChannel = eb.exists(
+    eb
+      .selectFrom("attachment_messages as am")
+      .innerJoin("messages as m", "m.id", "am.message_id")
+      .innerJoin("channels as c", "c.id", "m.channel_id")
+      .select("am.message_id")
+      .whereRef("am.attachment_id", "=", "a.id")
+      .where("c.invite_only", "=", false),
+  );
+  return eb.or([
+    eb("a.owner_id", "=", viewer.id),
+    received,
+    ...(viewer.guest ? [] : [inPublicChannel]),
+  ]);
+}
+
+/** The realm's files among `pathIds`, each with whether `viewer` may fetch it. */
+export async function filesFor(tx: Tx, viewer: FileViewer, pathIds: readonly string[]) {
+  if (pathIds.length === 0) return [];
+  return tx.q
+    .selectFrom("attachments as a")
+    .select(["a.id", "a.path_id", "a.owner_id", "a.file_name", "a.content_type", "a.size"])
+    .select((eb) => mayView(eb, viewer).as("visible"))
+    .where("a.realm_id", "=", viewer.realmId)
+    .where("a.path_id", "in", [...pathIds])
+    .execute();
+}
+
+/** How many files `ownerId` keeps, and their total size in bytes. */
+export async function uploadsHeld(
+  tx: Tx,
+  ownerId: number,
+): Promise<{ count: number; bytes: number }> {
+  const row = await tx.q
+    .selectFrom("attachments")
+    .select([sql<string>`count(*)`.as("count"), sql<string>`coalesce(sum(size), 0)`.as("bytes")])
+    .where("owner_id", "=", ownerId)
+    .executeTakeFirstOrThrow();
+  return { count: Number(row.count), bytes: Number(row.bytes) };
+}
+
+/**
+ * Makes the links of message `messageId` to files exactly `attachmentIds`:
+ * links it no longer has are dropped (an edit that removes a file's URL), new
+ * ones added.
+ */
+export async function setMessageFiles(
+  tx: Tx,
+  messageId: number,
+  attachmentIds: readonly number[],
+): Promise<void> {
+  await tx.q
+    .deleteFrom("attachment_messages")
+    .where("message_id", "=", messageId)
+    .$if(attachmentIds.length > 0, (q) => q.where("attachment_id", "not in", [...attachmentIds]))
+    .execute();
+  if (attachmentIds.length === 0) return;
+  await tx.q
+    .insertInto("attachment_messages")
+    .values(attachmentIds.map((attachment_id) => ({ attachment_id, message_id: messageId })))
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+}

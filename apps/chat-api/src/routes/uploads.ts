@@ -1,0 +1,65 @@
+import {
+  doDeleteAttachment,
+  doUploadFile,
+  listAttachments,
+  temporaryFileUrl,
+} from "../actions/uploads";
+import { userEndpoint } from "../lib/typed-endpoint";
+import type { Services } from "../services";
+
+/** Uploaded files: upload, temporary URLs, the user's list. Files themselves are served by `routes/files.ts`. */
+export function uploadRoutes({ db, config, uploads }: Services) {
+  return {
+    uploadFile: userEndpoint(
+      {
+        operationId: "upload-file",
+        summary: "Upload a file",
+        tag: "messages",
+        params: {},
+        upload: true,
+      },
+      async ({ user, file }) => {
+        if (file === undefined) throw new Error("an upload operation without its file");
+        const { url, filename } = await doUploadFile(db, uploads, user, file, {
+          files: config.CHAT_MAX_OBJECTS_PER_USER,
+          bytes: config.CHAT_UPLOAD_QUOTA_MIB_PER_USER * 1024 * 1024,
+        });
+        return { uri: url, url, filename };
+      },
+    ),
+    getFileTemporaryUrl: userEndpoint(
+      {
+        pathParams: ["realm_id_str", "filename"],
+        operationId: "get-file-temporary-url",
+        summary: "Get public temporary URL",
+        tag: "messages",
+        params: {},
+      },
+      async ({ user, path }) => ({
+        url: await temporaryFileUrl(db, user, path.realm_id_str, path.filename),
+      }),
+    ),
+    getAttachments: userEndpoint(
+      {
+        operationId: "get-attachments",
+        summary: "Get attachments",
+        tag: "attachments",
+        params: {},
+      },
+      ({ user }) => listAttachments(db, user),
+    ),
+    removeAttachment: userEndpoint(
+      {
+        pathParams: ["attachment_id"],
+        operationId: "remove-attachment",
+        summary: "Delete an attachment",
+        tag: "attachments",
+        params: {},
+      },
+      async ({ user, path }) => {
+        await doDeleteAttachment(db, uploads, user, path.attachment_id);
+        return {};
+      },
+    ),
+  };
+}
