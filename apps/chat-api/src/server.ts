@@ -4,6 +4,7 @@ import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import { createApp } from "./app";
 import { deliverDueReminders } from "./actions/reminders";
+import { deleteExpiredMessages } from "./actions/retention";
 import { collectIdleQueues } from "./events/queue";
 import type { Api } from "./lib/typed-endpoint";
 import type { Services } from "./services";
@@ -85,6 +86,13 @@ export async function startServer(
       })
       .catch((error: unknown) => {
         services.logger.warn({ err: error }, "could not collect idle event queues");
+      });
+    deleteExpiredMessages(services.db, new Date())
+      .then((count) => {
+        if (count > 0) services.logger.info({ count }, "deleted messages past their retention");
+      })
+      .catch((error: unknown) => {
+        services.logger.warn({ err: error }, "could not delete messages past their retention");
       });
   }, QUEUE_COLLECTION_INTERVAL_MS);
   collector.unref();

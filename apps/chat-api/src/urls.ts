@@ -111,7 +111,10 @@ export function buildApi(services: Services): Api {
     url("GET", "/channel_folders", folders.getChannelFolders),
     // Users
     url("GET", "/users", users.getUsers),
+    url("POST", "/users", users.createUser),
     url("GET", "/users/me", users.getOwnUser),
+    url("GET", "/users/me/pointer", users.getPointer),
+    url("POST", "/users/me/pointer", users.updatePointer),
     url("GET", "/users/me/alert_words", users.getAlertWords),
     url("POST", "/users/me/alert_words", users.addAlertWords),
     url("DELETE", "/users/me/alert_words", users.removeAlertWords),

@@ -129,6 +129,31 @@ describe("the admin CLI", () => {
     ]);
   });
 
+  it("grants and takes back the permission to create users through the API", async () => {
+    const grant = await admin(
+      "set-can-create-users",
+      "--realm",
+      "lear",
+      "--email",
+      "goneril@example.com",
+    );
+    expect([grant.code, grant.out]).toEqual([0, "goneril@example.com may create users"]);
+    const granted = async () =>
+      (await db.prisma.user.findFirstOrThrow({ where: { email: "goneril@example.com" } }))
+        .can_create_users;
+    expect(await granted()).toBe(true);
+    const off = await admin(
+      "set-can-create-users",
+      "--realm",
+      "lear",
+      "--email",
+      "goneril@example.com",
+      "--off",
+    );
+    expect(off.out).toBe("goneril@example.com may no longer create users");
+    expect(await granted()).toBe(false);
+  });
+
   it("prints an API key, and deactivates and reactivates users and realms", async () => {
     const key = await admin("api-key", "--realm", "lear", "--email", "goneril@example.com");
     expect(key.out).toMatch(/^[A-Za-z0-9]{32}$/);

@@ -43,7 +43,7 @@ let channels: Record<string, number>;
 
 beforeAll(async () => {
   server = await startTestServer();
-  cast = await loadCast(server, ["hamlet", "othello", "cordelia", "iago", "polonius"]);
+  cast = await loadCast(server, ["hamlet", "othello", "cordelia", "iago", "polonius", "desdemona"]);
   channels = await channelIds(server);
 });
 
@@ -500,10 +500,20 @@ describe("PATCH and DELETE /api/v1/messages/{message_id}", () => {
       ).subject;
     const othello = await listen("othello", ["update_message"]);
     expect(
-      (await patch("hamlet", ids[2] ?? 0, { topic: "moved", propagate_mode: "change_one" })).status,
+      (
+        await patch("hamlet", ids[2] ?? 0, {
+          topic: "moved",
+          propagate_mode: "change_one",
+          send_notification_to_new_thread: "false",
+        })
+      ).status,
     ).toBe(200);
     expect(await Promise.all(ids.map(topicOf))).toEqual(["moving", "moving", "moved"]);
-    await patch("hamlet", ids[1] ?? 0, { topic: "moved", propagate_mode: "change_later" });
+    await patch("hamlet", ids[1] ?? 0, {
+      topic: "moved",
+      propagate_mode: "change_later",
+      send_notification_to_new_thread: "false",
+    });
     expect(await Promise.all(ids.map(topicOf))).toEqual(["moving", "moved", "moved"]);
     await patch("iago", ids[1] ?? 0, { topic: "\u2714 moved", propagate_mode: "change_all" });
     expect(await Promise.all(ids.map(topicOf))).toEqual(["moving", "\u2714 moved", "\u2714 moved"]);
@@ -521,7 +531,15 @@ describe("PATCH and DELETE /api/v1/messages/{message_id}", () => {
         narrow: JSON.stringify([{ operator: "is", operand: "resolved" }]),
       },
     });
-    expect((resolved.body.messages as { id: number }[]).map((m) => m.id)).toEqual([ids[1], ids[2]]);
+    // Resolving is announced in the topic by the notification bot, as Zulip does.
+    const found = resolved.body.messages as { id: number; content: string; sender_email: string }[];
+    expect(found.map((m) => m.id).slice(0, 2)).toEqual([ids[1], ids[2]]);
+    expect(found.slice(2).map((m) => [m.sender_email, m.content])).toEqual([
+      [
+        "notification-bot@example.com",
+        `<p>@_**Iago|${String(id("iago"))}** has marked this topic as resolved.</p>`,
+      ],
+    ]);
     const byOther = await patch("othello", ids[0] ?? 0, { topic: "not yours" });
     expect(byOther.body).toEqual(apiError("You don't have permission to edit this message"));
   });
@@ -1030,5 +1048,83 @@ describe("PATCH /api/v1/streams/{stream_id}", () => {
       form: { can_send_message_group: JSON.stringify({ new: 1, old: 999999 }) },
     });
     expect(stale.body).toEqual(apiError("'old' value does not match the expected value."));
+  });
+
+  it("sets retention (owners), folder and topics policy (moderators), with events", async () => {
+    const scotland = channels.Scotland ?? 0;
+    const folder = await post("desdemona", "/channel_folders/create", { name: "Kingdoms" });
+    expect(folder.status).toBe(200);
+    const folderId = folder.body.channel_folder_id as number;
+    const queue = await listen("othello", ["stream"]);
+    const reply = await server.call("PATCH", `/api/v1/streams/${scotland}`, {
+      ...as("desdemona"),
+      form: {
+        message_retention_days: "30",
+        folder_id: String(folderId),
+        topics_policy: "disable_empty_topic",
+      },
+    });
+    expect(reply.status).toBe(200);
+    expect(validate.updateStream(reply.body)).toEqual([]);
+    expect((await queue()).map((e) => [e.property, e.value])).toEqual([
+      ["message_retention_days", 30],
+      ["folder_id", folderId],
+      ["topics_policy", "disable_empty_topic"],
+    ]);
+    const listed = await server.call("GET", `/api/v1/streams/${scotland}`, as("othello"));
+    expect(listed.body.stream).toMatchObject({
+      message_retention_days: 30,
+      folder_id: folderId,
+      topics_policy: "disable_empty_topic",
+    });
+    const general = await post("othello", "/messages", {
+      type: "stream",
+      to: String(scotland),
+      topic: "",
+      content: "hi",
+    });
+    expect(general.body).toEqual(
+      apiError("Sending messages to the general chat is not allowed in this channel."),
+    );
+    const back = await server.call("PATCH", `/api/v1/streams/${scotland}`, {
+      ...as("desdemona"),
+      form: {
+        message_retention_days: JSON.stringify("unlimited"),
+        folder_id: "null",
+        topics_policy: "inherit",
+      },
+    });
+    expect(back.status).toBe(200);
+    expect(
+      (await server.call("GET", `/api/v1/streams/${scotland}`, as("othello"))).body.stream,
+    ).toMatchObject({ message_retention_days: -1, folder_id: null, topics_policy: "inherit" });
+  });
+
+  it("refuses retention from non-owners, topics policy from members, bad values", async () => {
+    const verona = channels.Verona ?? 0;
+    const cases: [string, Record<string, string>, Record<string, unknown>][] = [
+      [
+        "iago",
+        { message_retention_days: "30" },
+        apiError("Must be an organization owner", "UNAUTHORIZED_PRINCIPAL"),
+      ],
+      [
+        "desdemona",
+        { message_retention_days: "0" },
+        apiError("Bad value for 'message_retention_days': 0"),
+      ],
+      ["desdemona", { folder_id: "999999" }, apiError("Invalid channel folder ID")],
+      ["desdemona", { topics_policy: "anything" }, apiError("Invalid topics_policy")],
+    ];
+    for (const [who, form, body] of cases) {
+      const refused = await server.call("PATCH", `/api/v1/streams/${verona}`, { ...as(who), form });
+      expect([who, refused.body]).toEqual([who, body]);
+    }
+    const row = await server.db.prisma.channel.findUniqueOrThrow({ where: { id: verona } });
+    expect([row.message_retention_days, row.folder_id, row.topics_policy]).toEqual([
+      null,
+      null,
+      "inherit",
+    ]);
   });
 });

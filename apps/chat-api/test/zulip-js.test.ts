@@ -5,11 +5,10 @@ import { zulipResponseSchema } from "./support/zulip-schema";
 
 /**
  * Zulip's JavaScript client, zulip-js 2.1.0 from npm, unchanged, against the
- * demo realm over real HTTP: it logs in with a password and calls every
- * method whose endpoint this server has. (Its multipart POST bodies, an empty
- * one included, and its query strings are its own.) The methods of
- * operations still to come (flags, edits, reactions, typing, unsubscribing,
- * alert words, rendering) are listed in docs/chat-api.md.
+ * demo realm over real HTTP: it logs in with a password and calls every one
+ * of its methods (accounts, streams, messages, queues, events, users, emojis,
+ * typing, reactions, server, filters). Its multipart POST bodies, an empty
+ * one included, and its query strings are its own.
  */
 const validate = {
   messages: zulipResponseSchema("companions", "/messages", "get"),
@@ -228,5 +227,39 @@ describe("zulip-js 2.1.0", () => {
     const names = (after.streams as { name: string }[]).map((c) => c.name);
     expect(names).toContain("Denmark");
     expect(names).not.toContain("zulip-js");
+  });
+
+  it("fetches its key again (accounts.retrieve) and moves the legacy pointer (users.me.pointer)", async () => {
+    const key = await client.accounts.retrieve();
+    expect([key.result, key.api_key]).toEqual(["success", cast.person("hamlet").apiKey]);
+    const start = await client.users.me.pointer.retrieve();
+    succeeded(start);
+    const newest = await client.messages.retrieve({
+      anchor: "newest",
+      num_before: 1,
+      num_after: 0,
+    });
+    const [last] = newest.messages as { id: number }[];
+    succeeded(await client.users.me.pointer.update(last?.id ?? 0));
+    const moved = await client.users.me.pointer.retrieve();
+    expect(moved.pointer).toBe(last?.id);
+  });
+
+  it("creates a user as the owner, who holds the server-granted permission (users.create)", async () => {
+    const owner = await zulipInit({
+      realm: server.url,
+      username: "desdemona@example.com",
+      password: DEMO_PASSWORD,
+    });
+    const created = await owner.users.create({
+      email: "ophelia@example.com",
+      password: "rosemary-for-remembrance",
+      full_name: "Ophelia",
+    });
+    succeeded(created);
+    const people = await owner.users.retrieve();
+    expect(people.members as { user_id: number; email: string }[]).toContainEqual(
+      expect.objectContaining({ user_id: created.user_id, email: "ophelia@example.com" }),
+    );
   });
 });

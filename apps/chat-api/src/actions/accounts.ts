@@ -4,12 +4,16 @@ import { randomInt } from "node:crypto";
 import { ErrorCode, JsonableError, UnauthorizedError } from "@repo/envelope";
 import { realmAudience, sendEvent } from "../events/queue";
 import type { CacheChange } from "../lib/cache-bus";
+import type { AuthedUser } from "../lib/auth";
 import type { Services } from "../services";
 import type { Realm } from "../gen/prisma/client";
 import { Role, isAdministrator } from "../lib/roles";
+import { z } from "zod";
+import { checkFullName } from "./bots";
+import { announceSubscriptions } from "./subscription-events";
 import { userView } from "./user-view";
 import { GROUP_OF_ROLE } from "./realm-creation";
-import { accountByDeliveryEmail, setPasswordHash } from "../db/queries/users";
+import { accountByDeliveryEmail, addressTaken, setPasswordHash } from "../db/queries/users";
 import { MAX_PASSWORD_LENGTH, checkPassword, hashPassword } from "../lib/passwords";
 
 type Deps = Pick<Services, "db" | "bus">;
@@ -260,4 +264,86 @@ export async function doSetPassword(tx: Tx, userId: number, password: string): P
   if (password.length < 1 || password.length > MAX_PASSWORD_LENGTH)
     throw new JsonableError(`A password has 1 to ${String(MAX_PASSWORD_LENGTH)} characters`);
   await setPasswordHash(tx, userId, await hashPassword(password));
+}
+
+/** What POST /users asks for. */
+export interface NewUser {
+  email: string;
+  password: string;
+  fullName: string;
+}
+
+/** Zulip's shortest acceptable password. */
+export const MIN_PASSWORD_LENGTH = 6;
+
+/**
+ * POST /users: an administrator holding the server-granted
+ * `can_create_users` creates a member account with a password, as Zulip's
+ * `create_user_backend` (its checks and messages), subscribed to the realm's
+ * default channels. One transaction with the `realm_user` `add` and
+ * `subscription` events. Returns the new user's id.
+ */
+export async function doCreateUser(
+  db: Database,
+  admin: AuthedUser,
+  user: NewUser,
+): Promise<number> {
+  const granted = await db.prisma.user.findUniqueOrThrow({
+    where: { id: admin.id },
+    select: { can_create_users: true },
+  });
+  if (!granted.can_create_users) throw new JsonableError("User not authorized to create users");
+  const fullName = checkFullName(user.fullName);
+  const email = user.email.trim();
+  if (!z.email().safeParse(email).success) throw new JsonableError("Bad name or username");
+  if (user.password.length < MIN_PASSWORD_LENGTH)
+    throw new JsonableError("The password is too weak.");
+  if (user.password.length > MAX_PASSWORD_LENGTH)
+    throw new JsonableError(`A password has 1 to ${String(MAX_PASSWORD_LENGTH)} characters`);
+  const hash = await hashPassword(user.password);
+  return db.transaction(async (tx) => {
+    if (await addressTaken(tx, admin.realm_id, email))
+      throw new JsonableError(`Email '${email}' already in use`);
+    const { id } = await createAccount(tx, { realmId: admin.realm_id, email, fullName });
+    await setPasswordHash(tx, id, hash);
+    const defaults = await tx.prisma.channel.findMany({
+      where: { realm_id: admin.realm_id, is_default_stream: true, is_archived: false },
+    });
+    for (const channel of defaults) {
+      await tx.prisma.subscription.create({ data: { user_id: id, channel_id: channel.id } });
+      await announceSubscriptions(tx, channel, [id]);
+    }
+    return id;
+  });
+}
+
+/** GET /users/me/pointer (legacy): the furthest message id the user's clients reported; -1 before any. */
+export async function readPointer(db: Database, userId: number): Promise<number> {
+  const { pointer } = await db.prisma.user.findUniqueOrThrow({
+    where: { id: userId },
+    select: { pointer: true },
+  });
+  return pointer;
+}
+
+/**
+ * POST /users/me/pointer (legacy, removed from Zulip in 2020; zulip-js still
+ * calls it): moves the pointer forward to one of the user's messages; an
+ * older id leaves it where it is, another's message is `Invalid message ID`.
+ */
+export async function doUpdatePointer(
+  db: Database,
+  userId: number,
+  pointer: number,
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    const own = await tx.prisma.userMessage.count({
+      where: { user_id: userId, message_id: pointer },
+    });
+    if (own === 0) throw new JsonableError("Invalid message ID");
+    await tx.prisma.user.updateMany({
+      where: { id: userId, pointer: { lt: pointer } },
+      data: { pointer },
+    });
+  });
 }

@@ -1,10 +1,16 @@
 import type { Database } from "../db/database";
-import { ErrorCode, InsufficientPermissionError, JsonableError } from "@repo/envelope";
+import {
+  ErrorCode,
+  InsufficientPermissionError,
+  JsonableError,
+  OrganizationOwnerRequiredError,
+} from "@repo/envelope";
+import type { TopicsPolicy } from "../gen/prisma/client";
 import { sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
 import { type GroupSettingValue, readGroupSetting, storeGroupSetting } from "../lib/group-setting";
 import { renderPlainText } from "../lib/render";
-import { isAdministrator } from "../lib/roles";
+import { Role, isAdministrator, isOwner } from "../lib/roles";
 import { codePoints } from "../lib/text";
 import {
   CHANNEL_GROUP_SETTINGS,
@@ -12,7 +18,7 @@ import {
   MAX_CHANNEL_DESCRIPTION_LENGTH,
 } from "./channel-settings";
 import { accessChannelById, channelAudience, channelByName } from "./channels";
-import { checkChannelName } from "./create-channel";
+import { checkChannelName, parseRetentionDays } from "./create-channel";
 import { isGroupMember } from "./user-groups";
 
 /** A group setting's change: the new value, and the value the client believes current. */
@@ -29,6 +35,11 @@ export interface ChannelUpdate {
   isWebPublic?: boolean | undefined;
   historyPublicToSubscribers?: boolean | undefined;
   isDefaultStream?: boolean | undefined;
+  /** `realm_default`, `unlimited`, or a number of days, as sent (organization owners only). */
+  messageRetentionDays?: string | undefined;
+  /** A folder of the realm, or null for none. */
+  folderId?: number | null | undefined;
+  topicsPolicy?: TopicsPolicy | undefined;
   groups: Partial<Record<ChannelGroupSetting, GroupSettingUpdate>>;
 }
 
@@ -37,9 +48,11 @@ const sameValue = (a: GroupSettingValue, b: GroupSettingValue): boolean =>
 
 /**
  * PATCH /streams/{stream_id}: changes a channel's name, description, privacy,
- * history, default status and permission groups, by its administrators (the
- * realm's, or the channel's `can_administer_channel_group`; only realm
- * administrators make it a default channel or web-public). One transaction,
+ * history, default status, folder, topics policy, message retention and
+ * permission groups, by its administrators (the realm's, or the channel's
+ * `can_administer_channel_group`; only realm administrators make it a
+ * default channel or web-public, only owners change its retention, only
+ * moderators its topics policy: the realm's `can_set_topics_policy_group`). One transaction,
  * with a `stream` `update` event per property to everyone who could see the
  * channel before or can after.
  */
@@ -59,6 +72,14 @@ export async function doUpdateChannel(
     throw new JsonableError(
       `description is too long (limit: ${MAX_CHANNEL_DESCRIPTION_LENGTH} characters)`,
     );
+  if (update.messageRetentionDays !== undefined && !isOwner(user.role))
+    throw new OrganizationOwnerRequiredError();
+  const retention =
+    update.messageRetentionDays === undefined
+      ? undefined
+      : parseRetentionDays(update.messageRetentionDays);
+  if (update.topicsPolicy !== undefined && user.role > Role.MODERATOR)
+    throw new InsufficientPermissionError();
   await db.transaction(async (tx) => {
     const admin = isAdministrator(user.role);
     if (
@@ -117,6 +138,24 @@ export async function doUpdateChannel(
       });
     }
     if (isDefault !== channel.is_default_stream) data.is_default_stream = isDefault;
+    if (retention !== undefined && retention !== channel.message_retention_days) {
+      data.message_retention_days = retention;
+      changes.push({ property: "message_retention_days", value: retention });
+    }
+    if (update.folderId !== undefined && update.folderId !== channel.folder_id) {
+      if (update.folderId !== null) {
+        const folder = await tx.prisma.channelFolder.findFirst({
+          where: { id: update.folderId, realm_id: channel.realm_id, is_archived: false },
+        });
+        if (folder === null) throw new JsonableError("Invalid channel folder ID");
+      }
+      data.folder_id = update.folderId;
+      changes.push({ property: "folder_id", value: update.folderId });
+    }
+    if (update.topicsPolicy !== undefined && update.topicsPolicy !== channel.topics_policy) {
+      data.topics_policy = update.topicsPolicy;
+      changes.push({ property: "topics_policy", value: update.topicsPolicy });
+    }
     for (const name of CHANNEL_GROUP_SETTINGS) {
       const change = update.groups[name];
       if (change === undefined) continue;

@@ -3,12 +3,24 @@ import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
 import type { Channel, Message } from "../gen/prisma/client";
 import { sendEvent } from "../events/queue";
-import { type EditEntry, appendEditHistory, longestEditHistory } from "../db/queries/messages";
+import {
+  type EditEntry,
+  appendEditHistory,
+  longestEditHistory,
+  moveRecipients,
+} from "../db/queries/messages";
 import type { AuthedUser } from "../lib/auth";
 import { renderPlainText } from "../lib/render";
 import { MESSAGE_FLAGS } from "../lib/message-flags";
-import { Role, isAdministrator } from "../lib/roles";
-import { checkContent, checkTopic } from "./messages";
+import { Role, isAdministrator, isGuest } from "../lib/roles";
+import {
+  channelToPostTo,
+  checkContent,
+  checkTopic,
+  checkTopicPolicy,
+  insertMessage,
+} from "./messages";
+import { RESOLVED_TOPIC_PREFIX } from "./read-messages";
 import { linkMessageFiles } from "./uploads";
 import { isGroupMember } from "./user-groups";
 
@@ -91,10 +103,17 @@ export async function doDeleteMessage(
 export interface MessageEdit {
   content: string | undefined;
   topic: string | undefined;
+  /** Another channel to move the message (and those `propagateMode` takes along) to. */
+  channelId: number | undefined;
   propagateMode: PropagateMode;
+  /** Whether the notification bot tells the old and the new topic of a move. */
+  notifyOldThread: boolean;
+  notifyNewThread: boolean;
+  /** The realm's URL, for the link to a moved message in a notice. */
+  realmUrl: string;
 }
 
-/** The messages a topic change moves: this one, or with those after it, or the whole topic. */
+/** The messages a move takes: this one, or with those after it, or the whole topic. */
 async function movedMessages(
   tx: Tx,
   message: Message & { channel: Channel },
@@ -118,11 +137,116 @@ async function movedMessages(
   return rows.map((r) => r.id);
 }
 
+/** How long after sending a message non-moderators may move it to another channel (a week). */
+export const MESSAGE_CHANNEL_MOVE_LIMIT_SECONDS = 604_800;
+
+/** Where a move takes messages from and to. */
+interface Move {
+  from: { channel: Channel; topic: string };
+  to: { channel: Channel; topic: string };
+  ids: number[];
+  mode: PropagateMode;
+}
+
+/** Whether the move is Zulip's resolve (`✔ topic`) or unresolve convention, in place. */
+function resolution(move: Move): "resolved" | "unresolved" | undefined {
+  if (move.from.channel.id !== move.to.channel.id) return undefined;
+  const [from, to] = [move.from.topic, move.to.topic];
+  if (!from.startsWith(RESOLVED_TOPIC_PREFIX) && to === RESOLVED_TOPIC_PREFIX + from)
+    return "resolved";
+  if (from.startsWith(RESOLVED_TOPIC_PREFIX) && from.slice(RESOLVED_TOPIC_PREFIX.length) === to)
+    return "unresolved";
+  return undefined;
+}
+
+/**
+ * The notification bot's notices of a move (Zulip's wording): in the new
+ * topic, where the messages came from (unless `notifyNewThread` is off, or
+ * the move only resolves or unresolves the topic, which gets its own
+ * notice); in the old one, where they went, when `notifyOldThread`.
+ */
+async function sendMoveNotices(
+  tx: Tx,
+  user: AuthedUser,
+  move: Move,
+  edit: MessageEdit,
+  firstId: number,
+): Promise<void> {
+  const bot = await tx.prisma.user.findFirst({
+    where: { realm_id: user.realm_id, is_system_bot: true, is_active: true },
+  });
+  if (bot === null) return;
+  const who = `@_**${user.full_name}|${String(user.id)}**`;
+  const link = (place: { channel: Channel; topic: string }) =>
+    `#**${place.channel.name}>${place.topic}**`;
+  const count = move.ids.length;
+  // Whether the caller moved every message of the topic they can see.
+  const all =
+    move.mode === "change_all" ||
+    (await tx.prisma.message.count({
+      where: {
+        channel_id: move.from.channel.id,
+        topic: { equals: move.from.topic, mode: "insensitive" },
+        user_messages: { some: { user_id: user.id } },
+      },
+    })) === 0;
+  const post = (place: { channel: Channel; topic: string }, text: string) =>
+    insertMessage(tx, bot, { kind: "channel", ...place }, text);
+  const resolved = resolution(move);
+  if (resolved !== undefined) {
+    await post(move.to, `${who} has marked this topic as ${resolved}.`);
+  } else if (edit.notifyNewThread) {
+    const before = await tx.prisma.message.count({
+      where: {
+        channel_id: move.to.channel.id,
+        topic: { equals: move.to.topic, mode: "insensitive" },
+        id: { notIn: move.ids },
+        user_messages: { some: { user_id: user.id } },
+      },
+    });
+    const messageUrl = `${edit.realmUrl}/#narrow/channel/${narrowChannel(move.to.channel)}/topic/${hashEncode(move.to.topic)}/near/${String(firstId)}`;
+    await post(
+      move.to,
+      before === 0 && all
+        ? `This topic was moved here from ${link(move.from)} by ${who}.`
+        : count === 1
+          ? `[A message](${messageUrl}) was moved here from ${link(move.from)} by ${who}.`
+          : `${String(count)} messages were moved here from ${link(move.from)} by ${who}.`,
+    );
+  }
+  if (edit.notifyOldThread)
+    await post(
+      move.from,
+      all
+        ? `This topic was moved to ${link(move.to)} by ${who}.`
+        : count === 1
+          ? `A message was moved from this topic to ${link(move.to)} by ${who}.`
+          : `${String(count)} messages were moved from this topic to ${link(move.to)} by ${who}.`,
+    );
+}
+
+/** Zulip's encoding of a narrow URL's operand: percent-encoding with `.` for `%`. */
+const hashEncode = (text: string): string =>
+  encodeURIComponent(text)
+    .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+    .replace(/\./g, "%2E")
+    .replace(/%/g, ".");
+
+/** A channel in a narrow URL: `{id}-{name with dashes for spaces}`. */
+const narrowChannel = (channel: Channel): string =>
+  `${String(channel.id)}-${hashEncode(channel.name.replace(/ /g, "-"))}`;
+
 /**
  * PATCH /messages/{message_id}: edits the content of one's own message
- * (within 600 s of sending; administrators too) and renames a channel
- * message's topic for one message, the later ones or the whole topic
- * (the sender within a week, moderators and administrators any time). One
+ * (within 600 s of sending; administrators too); moves a channel message to
+ * another topic, another channel, or both, alone or with the later messages
+ * of its topic or the whole topic (topics: the sender within a week,
+ * moderators any time; channels: members and the old channel's
+ * `can_move_messages_out_of_channel_group`, within a week unless
+ * moderators, into a channel they may post to). A move to another channel
+ * gives the messages the new channel's recipients: who is not subscribed
+ * there loses them (a `delete_message` event), its subscribers gain them,
+ * read. The notification bot tells the topics, as Zulip's does. One
  * transaction with the `update_message` event to everyone who has the
  * messages.
  */
@@ -132,62 +256,113 @@ export async function doEditMessage(
   messageId: number,
   edit: MessageEdit,
 ): Promise<void> {
-  if (edit.content === undefined && edit.topic === undefined)
+  if (edit.content === undefined && edit.topic === undefined && edit.channelId === undefined)
     throw new JsonableError("Nothing to change");
+  if (edit.content !== undefined && edit.channelId !== undefined)
+    throw new JsonableError("Cannot change message content while changing channel");
   const content = edit.content === undefined ? undefined : checkContent(edit.content);
   const topic = edit.topic === undefined ? undefined : checkTopic(edit.topic);
   await db.transaction(async (tx) => {
     const message = await accessMessage(tx, user, messageId);
-    if (content === undefined && (topic === undefined || topic === message.topic))
+    if ((topic !== undefined || edit.channelId !== undefined) && message.channel === null)
+      throw new JsonableError(
+        edit.channelId === undefined
+          ? "Direct messages cannot have topics."
+          : "Direct messages cannot be moved to channels.",
+      );
+    const source = message.channel;
+    const target =
+      source === null || edit.channelId === undefined || edit.channelId === source.id
+        ? source
+        : await channelToPostTo(tx, user, edit.channelId);
+    const channelMoved = source !== null && target !== null && target.id !== source.id;
+    const topicMoved = topic !== undefined && topic !== message.topic;
+    if (content === undefined && !topicMoved && !channelMoved)
       throw new JsonableError("Nothing to change");
     const age = (Date.now() - message.date_sent.getTime()) / 1000;
     const sender = message.sender_id === user.id;
+    const moderator = user.role <= Role.MODERATOR;
     if (content !== undefined) {
       if (!sender) throw new JsonableError("You don't have permission to edit this message");
       if (age > MESSAGE_CONTENT_EDIT_LIMIT_SECONDS && !isAdministrator(user.role))
         throw new JsonableError("The time limit for editing this message has past");
     }
-    if (topic !== undefined) {
-      if (message.channel === null) throw new JsonableError("Direct messages cannot have topics.");
-      const moderator = user.role <= Role.MODERATOR;
+    if (topicMoved) {
       if (!sender && !moderator)
         throw new JsonableError("You don't have permission to edit this message");
       if (!moderator && age > MESSAGE_TOPIC_EDIT_LIMIT_SECONDS)
         throw new JsonableError("The time limit for editing this message's topic has passed.");
     }
-    const now = new Date();
-    const moved =
-      topic !== undefined && message.channel !== null && topic !== message.topic
-        ? await movedMessages(tx, { ...message, channel: message.channel }, edit.propagateMode)
-        : [];
-    const ids = moved.length > 0 ? moved : [message.id];
+    if (channelMoved) {
+      const mayMove =
+        !isGuest(user.role) ||
+        (await inGroup(tx, source.can_move_messages_out_of_channel_group_id, user.id));
+      if (!mayMove) throw new JsonableError("You don't have permission to move this message");
+      if (!moderator && age > MESSAGE_CHANNEL_MOVE_LIMIT_SECONDS)
+        throw new JsonableError("The time limit for editing this message's channel has passed");
+    }
+    const move: Move | undefined =
+      source !== null && target !== null && (topicMoved || channelMoved)
+        ? {
+            from: { channel: source, topic: message.topic },
+            to: { channel: target, topic: topic ?? message.topic },
+            ids: await movedMessages(tx, { ...message, channel: source }, edit.propagateMode),
+            mode: edit.propagateMode,
+          }
+        : undefined;
+    if (move !== undefined) checkTopicPolicy(move.to.channel, move.to.topic);
+    const ids = move?.ids ?? [message.id];
     // A message's history is bounded like every per-user resource.
     if ((await longestEditHistory(tx, ids)) >= MAX_EDITS_PER_MESSAGE)
       throw new JsonableError(
         `This message has been edited too many times (limit: ${MAX_EDITS_PER_MESSAGE}).`,
       );
-    if (content !== undefined)
+    const now = new Date();
+    if (content !== undefined) {
       await tx.prisma.message.update({
         where: { id: message.id },
         data: { content, rendered_content: renderPlainText(content), last_edit_time: now },
       });
-    if (content !== undefined) await linkMessageFiles(tx, user, message.id, content, true);
-    if (moved.length > 0)
+      await linkMessageFiles(tx, user, message.id, content, true);
+    }
+    if (move !== undefined)
       await tx.prisma.message.updateMany({
-        where: { id: { in: moved } },
-        data: { topic, last_edit_time: now },
+        where: { id: { in: move.ids } },
+        data: { channel_id: move.to.channel.id, topic: move.to.topic, last_edit_time: now },
       });
     const timestamp = Math.floor(now.getTime() / 1000);
+    const moved: Partial<EditEntry> =
+      move === undefined
+        ? {}
+        : {
+            ...(topicMoved ? { prev_topic: move.from.topic, topic: move.to.topic } : {}),
+            ...(channelMoved
+              ? { prev_stream: move.from.channel.id, stream: move.to.channel.id }
+              : {}),
+          };
     const entry = { user_id: user.id, timestamp };
-    const movedOthers = content === undefined ? moved : moved.filter((id) => id !== message.id);
-    await appendEditHistory(tx, movedOthers, { ...entry, prev_topic: message.topic });
+    const movedOthers =
+      content === undefined
+        ? (move?.ids ?? [])
+        : (move?.ids ?? []).filter((id) => id !== message.id);
+    await appendEditHistory(tx, movedOthers, { ...entry, ...moved });
     if (content !== undefined)
       await appendEditHistory(tx, [message.id], {
         ...entry,
         prev_content: message.content,
         prev_rendered_content: message.rendered_content,
-        ...(moved.includes(message.id) ? { prev_topic: message.topic } : {}),
+        ...(move?.ids.includes(message.id) === true ? moved : {}),
       });
+    if (move !== undefined && channelMoved) {
+      const lost = await moveRecipients(tx, move.ids, move.to.channel.id, MESSAGE_FLAGS.read);
+      await sendEvent(tx, lost, {
+        type: "delete_message",
+        message_ids: move.ids,
+        message_type: "stream",
+        stream_id: move.from.channel.id,
+        topic: move.from.topic,
+      });
+    }
     await sendEvent(tx, await holders(tx, ids), {
       type: "update_message",
       user_id: user.id,
@@ -204,17 +379,18 @@ export async function doEditMessage(
             rendered_content: renderPlainText(content),
             is_me_message: false,
           }),
-      ...(moved.length === 0 || message.channel === null
+      ...(move === undefined
         ? {}
         : {
-            stream_id: message.channel.id,
-            stream_name: message.channel.name,
-            orig_subject: message.topic,
-            subject: topic,
-            topic_links: [],
-            propagate_mode: edit.propagateMode,
+            stream_id: move.from.channel.id,
+            stream_name: move.from.channel.name,
+            orig_subject: move.from.topic,
+            ...(topicMoved ? { subject: move.to.topic, topic_links: [] } : {}),
+            ...(channelMoved ? { new_stream_id: move.to.channel.id } : {}),
+            propagate_mode: move.mode,
           }),
     });
+    if (move !== undefined) await sendMoveNotices(tx, user, move, edit, message.id);
   });
 }
 
@@ -238,6 +414,9 @@ export async function messageHistory(db: Database, user: AuthedUser, messageId: 
       user_id: edit.user_id,
       timestamp: edit.timestamp,
       ...(edit.prev_topic === undefined ? {} : { prev_topic: edit.prev_topic }),
+      ...(edit.prev_stream === undefined || edit.stream === undefined
+        ? {}
+        : { prev_stream: edit.prev_stream, stream: edit.stream }),
       ...(edit.prev_content === undefined
         ? {}
         : {

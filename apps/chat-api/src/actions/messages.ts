@@ -198,8 +198,8 @@ export async function messageViews(tx: Tx, ids: readonly number[], options: View
 }
 
 /** The channel a user may post to, by id or name, with Zulip's messages. */
-async function channelToPostTo(
-  db: Database,
+export async function channelToPostTo(
+  db: Tx,
   user: AuthedUser,
   to: number | string,
 ): Promise<Channel> {
@@ -230,6 +230,14 @@ async function channelToPostTo(
   if (!(await isGroupMember(db, channel.can_send_message_group_id, user.id, false)))
     throw new JsonableError("You do not have permission to post in this channel.");
   return channel;
+}
+
+/** Refuses a topic the channel's topics policy does not allow (a send, or a move into it). */
+export function checkTopicPolicy(channel: Pick<Channel, "topics_policy">, topic: string): void {
+  if (channel.topics_policy === "disable_empty_topic" && topic === "")
+    throw new JsonableError("Sending messages to the general chat is not allowed in this channel.");
+  if (channel.topics_policy === "empty_topic_only" && topic !== "")
+    throw new JsonableError("Only the general chat topic is allowed in this channel.");
 }
 
 /** What POST /messages asks for, parsed. */
@@ -268,10 +276,7 @@ export async function doSendMessage(
   }
   const topic = checkTopic(outgoing.topic);
   const channel = await channelToPostTo(db, user, outgoing.to);
-  if (channel.topics_policy === "disable_empty_topic" && topic === "")
-    throw new JsonableError("Sending messages to the general chat is not allowed in this channel.");
-  if (channel.topics_policy === "empty_topic_only" && topic !== "")
-    throw new JsonableError("Only the general chat topic is allowed in this channel.");
+  checkTopicPolicy(channel, topic);
   if (
     !(await topicExists(db, channel.id, topic)) &&
     !(await isGroupMember(db, channel.can_create_topic_group_id, user.id, false))

@@ -138,6 +138,21 @@ const commands: Record<string, Command> = {
       return `created user ${user.id} ${email} (${roleName}); API key: ${user.apiKey}`;
     },
   },
+  "set-can-create-users": {
+    usage: "set-can-create-users --realm SUB --email EMAIL [--off]",
+    summary:
+      "Let an administrator create accounts through the API (POST /users), or stop them with --off",
+    options: { ...realmOption, email: { type: "string" }, off: { type: "boolean" } },
+    async run(db, values) {
+      const email = required(values, "email");
+      const id = await userId(db, realmArg(values), email);
+      const granted = values.off !== true;
+      await db.transaction((tx) =>
+        tx.prisma.user.update({ where: { id }, data: { can_create_users: granted } }),
+      );
+      return `${email} ${granted ? "may" : "may no longer"} create users`;
+    },
+  },
   "create-bot": {
     usage: "create-bot --realm SUB --email EMAIL --name NAME --owner OWNER_EMAIL",
     summary: "Create a generic bot owned by a user and print its API key",

@@ -53,6 +53,12 @@ export async function seedDemoRealm(db: Database): Promise<void> {
         people[person.key] = id;
       }
       const id = (key: DemoPerson): number => people[key] ?? 0;
+      // The owner may create accounts through the API (POST /users), as a server
+      // operator grants with the admin CLI's set-can-create-users.
+      await tx.prisma.user.update({
+        where: { id: id("desdemona") },
+        data: { can_create_users: true },
+      });
       await createAccount(tx, {
         realmId,
         email: "hamlet-bot@example.com",

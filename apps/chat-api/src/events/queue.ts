@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto";
 import { BadEventQueueIdError, JsonableError } from "@repo/envelope";
 import type { Prisma } from "../gen/prisma/client";
 import { EVENTS_CHANNEL, type EventHub } from "./hub";
-import { queueShape, shapeEvent } from "./shape";
+import { eventSpan, queueShape, shapeEvents } from "./shape";
 import { lockUser } from "../db/queries/users";
 import { writeEvent, writeHeartbeat } from "../db/queries/events";
 
@@ -27,7 +27,14 @@ export async function sendEvent(
   event: ChatEvent,
 ): Promise<void> {
   if (userIds.length === 0) return;
-  await writeEvent(tx, userIds, event.type, JSON.stringify(event), EVENTS_CHANNEL);
+  await writeEvent(
+    tx,
+    userIds,
+    event.type,
+    JSON.stringify(event),
+    EVENTS_CHANNEL,
+    eventSpan(event),
+  );
 }
 
 /** The active users of a realm: the audience of realm-wide events. */
@@ -139,7 +146,9 @@ export async function pollEvents(
       where: { queue_id: queueId, id: { gt: after } },
       orderBy: { id: "asc" },
     });
-    return rows.map((row) => ({ ...shapeEvent(row.payload as ChatEvent, shape), id: row.id }));
+    return rows
+      .flatMap((row) => shapeEvents(row.payload as ChatEvent, shape, row.id))
+      .filter((event) => event.id > after);
   };
   const deadline = Date.now() + poll.heartbeatMs;
   for (;;) {

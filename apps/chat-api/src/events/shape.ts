@@ -33,7 +33,7 @@ export interface MessageSource {
 }
 
 /** `event` as the queue of `shape` receives it. */
-export function shapeEvent(event: ChatEvent, shape: QueueShape): ChatEvent {
+function shapeEvent(event: ChatEvent, shape: QueueShape): ChatEvent {
   if (event.type === "message") {
     const { source, ...rest } = event as ChatEvent & { source?: MessageSource };
     const message = rest.message as Record<string, unknown>;
@@ -52,9 +52,41 @@ export function shapeEvent(event: ChatEvent, shape: QueueShape): ChatEvent {
   if (event.type === "realm_user" && event.op === "add" && shape.client_gravatar) {
     return { ...event, person: { ...(event.person as object), avatar_url: null } };
   }
-  if (event.type === "delete_message" && !shape.bulk_message_deletion) {
-    const { message_ids: ids, ...rest } = event as ChatEvent & { message_ids: number[] };
-    return { ...rest, message_id: ids[0] };
-  }
   return event;
+}
+
+/** The message ids of a `delete_message` event (as stored: `message_ids`). */
+const deletedIds = (event: ChatEvent): number[] =>
+  event.type === "delete_message" && Array.isArray(event.message_ids)
+    ? (event.message_ids as number[])
+    : [];
+
+/**
+ * How many ids a stored event takes in a queue that receives it one message
+ * at a time: a deletion of N messages is N events without
+ * `bulk_message_deletion` (Zulip's compatibility events), one with it.
+ */
+export function eventSpan(event: ChatEvent): number {
+  return Math.max(1, deletedIds(event).length);
+}
+
+/**
+ * The events the stored event `event` (numbered `id` in its queue) is for the
+ * queue of `shape`, with their ids: one, or for a deletion without
+ * `bulk_message_deletion` one per message, numbered up to `id` (the ids the
+ * queue's counter set aside, {@link eventSpan}).
+ */
+export function shapeEvents(
+  event: ChatEvent,
+  shape: QueueShape,
+  id: number,
+): (ChatEvent & { id: number })[] {
+  const ids = deletedIds(event);
+  if (ids.length === 0 || shape.bulk_message_deletion) return [{ ...shapeEvent(event, shape), id }];
+  const { message_ids: _all, ...rest } = event;
+  return ids.map((messageId, i) => ({
+    ...rest,
+    message_id: messageId,
+    id: id - (ids.length - 1 - i),
+  }));
 }

@@ -21,6 +21,7 @@ import { MAX_USERS_PER_REQUEST } from "../actions/user-lookup";
 import { MAX_TOPIC_LENGTH } from "../actions/channel-settings";
 import { narrowSchema, narrowTerm } from "../lib/narrow";
 import { INT32_MAX, bool, int, isoDate, json, oneOf, str } from "../lib/params";
+import { realmUrl } from "../lib/realm-url";
 import { userEndpoint } from "../lib/typed-endpoint";
 import type { Services } from "../services";
 
@@ -96,7 +97,7 @@ function emojiRef(params: {
 }
 
 /** Messages: sending, and fetching with anchors and narrows. */
-export function messageRoutes({ db }: Services) {
+export function messageRoutes({ db, config }: Services) {
   return {
     sendMessage: userEndpoint(
       {
@@ -281,20 +282,21 @@ export function messageRoutes({ db }: Services) {
         params: {
           content: str({ ownNulCheck: true }).optional(),
           topic: str({ ownNulCheck: true }).alias("subject").optional(),
+          stream_id: int({ min: 1 }).optional(),
           propagate_mode: oneOf(["change_one", "change_later", "change_all"]).default("change_one"),
-          send_notification_to_old_thread: bool()
-            .default(false)
-            .describe("Accepted; no notification message is sent yet"),
-          send_notification_to_new_thread: bool()
-            .default(true)
-            .describe("Accepted; no notification message is sent yet"),
+          send_notification_to_old_thread: bool().default(false),
+          send_notification_to_new_thread: bool().default(true),
         },
       },
-      async ({ user, path, params }) => {
+      async ({ realm, user, path, params }) => {
         await doEditMessage(db, user, path.message_id, {
           content: params.content,
           topic: params.topic,
+          channelId: params.stream_id,
           propagateMode: params.propagate_mode,
+          notifyOldThread: params.send_notification_to_old_thread,
+          notifyNewThread: params.send_notification_to_new_thread,
+          realmUrl: realmUrl(config, realm),
         });
         return {};
       },

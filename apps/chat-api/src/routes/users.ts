@@ -6,6 +6,7 @@ import { MAX_STATUS_TEXT_LENGTH, doSetStatus } from "../actions/user-status";
 import { type ParamValues, bool, int, json, oneOf, str } from "../lib/params";
 import { SETTING_RULES, type SettingValue } from "../lib/user-settings";
 import { doUpdateSettings } from "../actions/settings";
+import { doCreateUser, doUpdatePointer, readPointer } from "../actions/accounts";
 import { userEndpoint } from "../lib/typed-endpoint";
 import type { Services } from "../services";
 
@@ -70,6 +71,45 @@ export function userRoutes(services: Services) {
       },
       async ({ realm, user, params }) => ({
         members: await listUsers(db, realm.id, user, viewOptions(params)),
+      }),
+    ),
+    getPointer: userEndpoint(
+      {
+        operationId: "get-pointer",
+        summary: "Get the pointer (legacy)",
+        deprecated: true,
+        tag: "users",
+        params: {},
+      },
+      async ({ user }) => ({ pointer: await readPointer(db, user.id) }),
+    ),
+    updatePointer: userEndpoint(
+      {
+        operationId: "update-pointer",
+        summary: "Move the pointer (legacy)",
+        deprecated: true,
+        tag: "users",
+        params: { pointer: int({ min: 0 }) },
+      },
+      async ({ user, params }) => {
+        await doUpdatePointer(db, user.id, params.pointer);
+        return {};
+      },
+    ),
+    createUser: userEndpoint(
+      {
+        operationId: "create-user",
+        summary: "Create a user",
+        tag: "users",
+        access: { role: "administrator" },
+        params: { email: str(), password: str(), full_name: str() },
+      },
+      async ({ user, params }) => ({
+        user_id: await doCreateUser(db, user, {
+          email: params.email,
+          password: params.password,
+          fullName: params.full_name,
+        }),
       }),
     ),
     getUser: userEndpoint(

@@ -1,5 +1,5 @@
 /**
- * The part of zulip-js 2.1.0 (npm, no types of its own) the tests call: each
+ * zulip-js 2.1.0 (npm, no types of its own), every method the tests call: each
  * method sends one request and resolves to Zulip's JSON answer.
  */
 declare module "zulip-js" {
@@ -42,7 +42,9 @@ declare module "zulip-js" {
     };
     users: {
       retrieve: Call;
+      create: Call;
       me: {
+        pointer: { retrieve: Call; update: (id: number) => Promise<Reply> };
         getProfile: Call;
         subscriptions: { add: Call; remove: Call };
         alertWords: { retrieve: Call };

@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import type { DB } from "../../gen/kysely/tables";
 import type { Tx } from "../kysely";
 
@@ -40,6 +40,9 @@ export async function notify(tx: Tx, channel: string, payload: string): Promise<
  * Writes `payload` (an event of type `type`) to every queue of `userIds` that
  * asked for its type, numbered by each queue's counter (row-locked by the
  * UPDATE), and NOTIFYs each queue's id on `channel` when the transaction commits.
+ * An event that a queue without `bulk_message_deletion` receives as `span`
+ * events (a deletion of `span` messages, one event each, as Zulip sends them)
+ * takes `span` ids of that queue's counter, the stored event the last of them.
  */
 export function writeEventQuery(
   q: Kysely<DB>,
@@ -47,12 +50,17 @@ export function writeEventQuery(
   type: string,
   payload: string,
   channel: string,
+  span = 1,
 ) {
+  const step =
+    span === 1
+      ? sql<number>`1`
+      : sql<number>`CASE WHEN coalesce((options->>'bulk_message_deletion')::boolean, false) THEN 1 ELSE ${span} END`;
   return q
     .with("queues", (db) =>
       db
         .updateTable("event_queues")
-        .set((eb) => ({ last_event_id: eb("last_event_id", "+", 1) }))
+        .set((eb) => ({ last_event_id: eb("last_event_id", "+", step) }))
         .where((eb) =>
           eb.and([
             eb("user_id", "=", eb.fn.any(eb.val([...userIds]))),
@@ -92,6 +100,7 @@ export async function writeEvent(
   type: string,
   payload: string,
   channel: string,
+  span = 1,
 ): Promise<void> {
-  await writeEventQuery(tx.q, userIds, type, payload, channel).execute();
+  await writeEventQuery(tx.q, userIds, type, payload, channel, span).execute();
 }

@@ -97,6 +97,10 @@ export interface EditEntry {
   prev_content?: string;
   prev_rendered_content?: string;
   prev_topic?: string;
+  topic?: string;
+  /** A move to another channel: where from, and where to. */
+  prev_stream?: number;
+  stream?: number;
 }
 
 /** Appends `entry` to the edit history of each message of `ids`, in one statement. */
@@ -124,4 +128,74 @@ export async function longestEditHistory(tx: Tx, ids: readonly number[]): Promis
     .where("id", "in", [...ids])
     .executeTakeFirst();
   return row?.edits ?? 0;
+}
+
+/**
+ * Gives messages `ids`, moved to channel `channelId`, the recipients of their
+ * new channel: rows of users who are not its active subscribers are deleted
+ * (they lose the messages), and its active subscribers who lack a row get one
+ * flagged `read` (a move brings no unread). Returns the users who lost rows.
+ */
+export async function moveRecipients(
+  tx: Tx,
+  ids: readonly number[],
+  channelId: number,
+  read: bigint,
+): Promise<number[]> {
+  if (ids.length === 0) return [];
+  const lost = await tx.q
+    .deleteFrom("user_messages as um")
+    .where("um.message_id", "in", [...ids])
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom("subscriptions as s")
+            .select("s.id")
+            .whereRef("s.user_id", "=", "um.user_id")
+            .where("s.channel_id", "=", channelId)
+            .where("s.active", "=", true),
+        ),
+      ),
+    )
+    .returning("um.user_id")
+    .execute();
+  await tx.q
+    .insertInto("user_messages")
+    .columns(["user_id", "message_id", "flags"])
+    .expression((eb) =>
+      eb
+        .selectFrom("subscriptions as s")
+        .innerJoin("users as u", "u.id", "s.user_id")
+        .innerJoin("messages as m", (join) => join.on("m.id", "in", [...ids]))
+        .select(["s.user_id", "m.id", sql<string>`${read.toString()}::bigint`.as("flags")])
+        .where("s.channel_id", "=", channelId)
+        .where("s.active", "=", true)
+        .where("u.is_active", "=", true),
+    )
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+  return [...new Set(lost.map((row) => row.user_id))];
+}
+
+/**
+ * Up to `limit` channel messages sent before their channel's retention
+ * allows at `now`, locked; rows another transaction holds (another
+ * replica's sweep) are skipped, so sweeps never wait on each other.
+ */
+export async function expiredMessageIds(tx: Tx, now: Date, limit: number): Promise<number[]> {
+  const days = sql<number>`coalesce(c.message_retention_days, r.message_retention_days, -1)`;
+  const rows = await tx.q
+    .selectFrom("messages as m")
+    .innerJoin("channels as c", "c.id", "m.channel_id")
+    .innerJoin("realms as r", "r.id", "m.realm_id")
+    .select("m.id")
+    .where(days, ">", 0)
+    .where("m.date_sent", "<", sql<Date>`${now}::timestamptz - make_interval(days => ${days})`)
+    .orderBy("m.id")
+    .limit(limit)
+    .forUpdate("m")
+    .skipLocked()
+    .execute();
+  return rows.map((row) => row.id);
 }
