@@ -37,6 +37,11 @@ interface Container {
     seccompProfile?: { type?: string };
   };
   env?: { name: string; valueFrom?: { secretKeyRef?: { name?: string; key?: string } } }[];
+  envFrom?: {
+    configMapRef?: { name?: string; optional?: boolean };
+    secretRef?: { name?: string; optional?: boolean };
+  }[];
+  volumeMounts?: { name: string; mountPath: string }[];
 }
 
 interface PodSpec {
