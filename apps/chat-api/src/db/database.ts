@@ -16,6 +16,7 @@ import {
   pgliteRunner,
   pgliteSession,
 } from "./sql";
+import { isTransactionConflict } from "./unavailable";
 
 /** How long to wait for a new PostgreSQL connection before failing the query. */
 const CONNECT_TIMEOUT_MS = 5000;
@@ -41,6 +42,9 @@ export type DatabaseConfig =
        */
       sharedBuffers?: string;
     };
+
+/** How many times a transaction runs when it keeps losing conflicts (deadlocks, serialization). */
+export const TRANSACTION_ATTEMPTS = 4;
 
 /** Options of one transaction. */
 export interface TransactionOptions {
@@ -195,15 +199,28 @@ function wrap(
     q,
     sql,
     poolStats,
-    transaction(work, options) {
-      const current: Opening = {};
-      return opening.run(current, () =>
-        prisma.$transaction((tx) => {
-          if (current.session === undefined)
-            throw new Error("the transaction's connection was not noted");
-          return work(txOn(tx, current.session));
-        }, options),
-      );
+    async transaction(work, options) {
+      const once = () => {
+        const current: Opening = {};
+        return opening.run(current, () =>
+          prisma.$transaction((tx) => {
+            if (current.session === undefined)
+              throw new Error("the transaction's connection was not noted");
+            return work(txOn(tx, current.session));
+          }, options),
+        );
+      };
+      // A deadlock's victim, or a transaction PostgreSQL could not serialize,
+      // kept nothing: it runs again, after a short random pause, before its
+      // caller ever hears of it.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await once();
+        } catch (error) {
+          if (attempt >= TRANSACTION_ATTEMPTS || !isTransactionConflict(error)) throw error;
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+        }
+      }
     },
     async ping() {
       try {

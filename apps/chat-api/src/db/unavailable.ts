@@ -40,23 +40,60 @@ const PG_MESSAGES =
  * so it is answered 503, not 500.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
-  // Prisma puts the driver's error under meta.driverAdapterError.cause; others chain `cause`.
+  return someCause(
+    error,
+    ({ codes, kind, message }) =>
+      codes.some((c) => SOCKET_CODES.has(c) || PRISMA_CODES.has(c) || SERVER_GONE.test(c)) ||
+      (kind !== undefined && ADAPTER_KINDS.has(kind)) ||
+      (message !== undefined && PG_MESSAGES.test(message)),
+  );
+}
+
+/** What an error in a cause chain says of itself. */
+interface ErrorFacts {
+  /** Its `code` and `originalCode` (SQLSTATEs, socket codes, Prisma codes). */
+  codes: string[];
+  /** A Prisma driver adapter's error kind. */
+  kind: string | undefined;
+  message: string | undefined;
+}
+
+/**
+ * Whether `test` holds for `error` or one of its causes (Prisma puts the
+ * driver's error under meta.driverAdapterError.cause; others chain `cause`),
+ * looking at most 16 deep.
+ */
+function someCause(error: unknown, test: (facts: ErrorFacts) => boolean): boolean {
+  const text = (value: unknown) => (typeof value === "string" ? value : undefined);
   const pending: unknown[] = [error];
   for (let seen = 0; pending.length > 0 && seen < 16; seen++) {
     const current = pending.shift();
     if (current === null || typeof current !== "object") continue;
     const { code, kind, message, originalCode, cause, meta, driverAdapterError } =
       current as Record<string, unknown>;
-    for (const value of [code, originalCode]) {
-      if (typeof value !== "string") continue;
-      if (SOCKET_CODES.has(value) || PRISMA_CODES.has(value) || SERVER_GONE.test(value))
-        return true;
-    }
-    if (typeof kind === "string" && ADAPTER_KINDS.has(kind)) return true;
-    if (typeof message === "string" && PG_MESSAGES.test(message)) return true;
+    const codes = [text(code), text(originalCode)].filter((c) => c !== undefined);
+    if (test({ codes, kind: text(kind), message: text(message) })) return true;
     pending.push(cause, meta, driverAdapterError);
   }
   return false;
+}
+
+/** SQLSTATEs of a transaction PostgreSQL aborted to let others through: deadlock, serialization. */
+const CONFLICT_CODES = new Set(["40P01", "40001", "P2034"]);
+
+/**
+ * Whether `error` is a transaction conflict: PostgreSQL chose this
+ * transaction as a deadlock's victim, or could not serialize it. Nothing it
+ * wrote was kept, so running it again is safe.
+ */
+export function isTransactionConflict(error: unknown): boolean {
+  return someCause(
+    error,
+    ({ codes, kind, message }) =>
+      codes.some((c) => CONFLICT_CODES.has(c)) ||
+      kind === "TransactionWriteConflict" ||
+      (message !== undefined && /deadlock detected|could not serialize access/.test(message)),
+  );
 }
 
 /** Seconds a client is told to wait before trying again. */

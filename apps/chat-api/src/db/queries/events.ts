@@ -56,41 +56,53 @@ export function writeEventQuery(
     span === 1
       ? sql<number>`1`
       : sql<number>`CASE WHEN coalesce((options->>'bulk_message_deletion')::boolean, false) THEN 1 ELSE ${span} END`;
-  return q
-    .with("queues", (db) =>
-      db
-        .updateTable("event_queues")
-        .set((eb) => ({ last_event_id: eb("last_event_id", "+", step) }))
-        .where((eb) =>
-          eb.and([
-            eb("user_id", "=", eb.fn.any(eb.val([...userIds]))),
-            eb.or([
-              eb("all_event_types", "=", true),
-              eb(eb.val(type), "=", eb.fn.any("event_types")),
+  return (
+    q
+      // The queues are locked in id order first: concurrent sends to overlapping
+      // audiences then wait for each other instead of deadlocking.
+      .with("locked", (db) =>
+        db
+          .selectFrom("event_queues")
+          .select("id")
+          .where((eb) =>
+            eb.and([
+              eb("user_id", "=", eb.fn.any(eb.val([...userIds]))),
+              eb.or([
+                eb("all_event_types", "=", true),
+                eb(eb.val(type), "=", eb.fn.any("event_types")),
+              ]),
             ]),
-          ]),
-        )
-        .returning(["id", "last_event_id"]),
-    )
-    .with("written", (db) =>
-      db
-        .insertInto("events")
-        .columns(["queue_id", "id", "payload"])
-        .expression((db) =>
-          db
-            .selectFrom("queues")
-            .select((eb) => [
-              "queues.id",
-              "queues.last_event_id",
-              eb.cast(eb.val(payload), "jsonb").as("payload"),
-            ]),
-        )
-        .returning("queue_id"),
-    )
-    .selectFrom("written")
-    .select((eb) =>
-      eb.cast(eb.fn("pg_notify", [eb.val(channel), eb.ref("queue_id")]), "text").as("sent"),
-    );
+          )
+          .orderBy("id")
+          .forUpdate(),
+      )
+      .with("queues", (db) =>
+        db
+          .updateTable("event_queues")
+          .set((eb) => ({ last_event_id: eb("last_event_id", "+", step) }))
+          .where("id", "in", (eb) => eb.selectFrom("locked").select("locked.id"))
+          .returning(["id", "last_event_id"]),
+      )
+      .with("written", (db) =>
+        db
+          .insertInto("events")
+          .columns(["queue_id", "id", "payload"])
+          .expression((db) =>
+            db
+              .selectFrom("queues")
+              .select((eb) => [
+                "queues.id",
+                "queues.last_event_id",
+                eb.cast(eb.val(payload), "jsonb").as("payload"),
+              ]),
+          )
+          .returning("queue_id"),
+      )
+      .selectFrom("written")
+      .select((eb) =>
+        eb.cast(eb.fn("pg_notify", [eb.val(channel), eb.ref("queue_id")]), "text").as("sent"),
+      )
+  );
 }
 
 /** {@link writeEventQuery}, run on `tx`. */
