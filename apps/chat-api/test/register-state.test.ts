@@ -309,7 +309,7 @@ describe("POST /api/v1/register: the initial state", () => {
       avatar_url: null,
     });
     expect(html).toMatchObject({
-      content: "<p>a &lt;tag&gt; &amp; **stars**</p>",
+      content: "<p>a &lt;tag&gt; &amp; <strong>stars</strong></p>",
       content_type: "text/html",
       avatar_url: expect.stringMatching(/^https:\/\/secure\.gravatar\.com\/avatar\//) as string,
     });

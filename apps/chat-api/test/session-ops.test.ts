@@ -537,7 +537,7 @@ describe("PATCH and DELETE /api/v1/messages/{message_id}", () => {
     expect(found.slice(2).map((m) => [m.sender_email, m.content])).toEqual([
       [
         "notification-bot@example.com",
-        `<p>@_**Iago|${String(id("iago"))}** has marked this topic as resolved.</p>`,
+        `<p><span class="user-mention silent" data-user-id="${String(id("iago"))}">Iago</span> has marked this topic as resolved.</p>`,
       ],
     ]);
     const byOther = await patch("othello", ids[0] ?? 0, { topic: "not yours" });

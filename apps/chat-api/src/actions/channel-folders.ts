@@ -1,7 +1,7 @@
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
 import type { ChannelFolder } from "../gen/prisma/client";
-import { renderPlainText } from "../lib/render";
+import { renderPlain } from "../lib/render";
 import { codePoints } from "../lib/text";
 import { isUniqueViolation } from "./realm-config";
 
@@ -15,7 +15,7 @@ export function channelFolderView(folder: ChannelFolder) {
     id: folder.id,
     name: folder.name,
     description: folder.description,
-    rendered_description: renderPlainText(folder.description),
+    rendered_description: renderPlain(folder.description),
     order: folder.order,
     date_created: Math.floor(folder.date_created.getTime() / 1000),
     creator_id: folder.creator_id,

@@ -9,7 +9,7 @@ import type { TopicsPolicy } from "../gen/prisma/client";
 import { sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
 import { type GroupSettingValue, readGroupSetting, storeGroupSetting } from "../lib/group-setting";
-import { renderPlainText } from "../lib/render";
+import { renderContent } from "./render";
 import { Role, isAdministrator, isOwner } from "../lib/roles";
 import { codePoints } from "../lib/text";
 import {
@@ -105,7 +105,8 @@ export async function doUpdateChannel(
       changes.push({ property: "name", value: update.newName });
     }
     if (update.description !== undefined && update.description !== channel.description) {
-      const rendered = renderPlainText(update.description);
+      const rendered = (await renderContent(tx, { realm_id: channel.realm_id }, update.description))
+        .html;
       data.description = update.description;
       data.rendered_description = rendered;
       changes.push({

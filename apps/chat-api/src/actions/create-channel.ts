@@ -9,7 +9,7 @@ import {
   OrganizationOwnerRequiredError,
 } from "@repo/envelope";
 import type { TopicsPolicy } from "../gen/prisma/client";
-import { renderPlainText } from "../lib/render";
+import { renderContent } from "./render";
 import { channelByName } from "./channels";
 import { defaultChannelGroups, systemGroupIds } from "./realm-creation";
 import type { AuthedUser } from "../lib/auth";
@@ -184,7 +184,8 @@ export async function createChannel(
         realm_id: realm.id,
         name: channel.name,
         description: channel.description,
-        rendered_description: renderPlainText(channel.description),
+        rendered_description: (await renderContent(tx, { realm_id: realm.id }, channel.description))
+          .html,
         invite_only: channel.inviteOnly,
         is_web_public: channel.isWebPublic,
         history_public_to_subscribers: history,

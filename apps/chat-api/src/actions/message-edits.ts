@@ -8,10 +8,10 @@ import {
   appendEditHistory,
   longestEditHistory,
   moveRecipients,
+  setContentFlags,
 } from "../db/queries/messages";
 import type { AuthedUser } from "../lib/auth";
-import { renderPlainText } from "../lib/render";
-import { MESSAGE_FLAGS } from "../lib/message-flags";
+import { CONTENT_FLAGS, MESSAGE_FLAGS } from "../lib/message-flags";
 import { Role, isAdministrator, isGuest } from "../lib/roles";
 import {
   channelToPostTo,
@@ -21,6 +21,7 @@ import {
   insertMessage,
 } from "./messages";
 import { RESOLVED_TOPIC_PREFIX } from "./read-messages";
+import { contentFlags, renderContent } from "./render";
 import { linkMessageFiles } from "./uploads";
 import { isGroupMember } from "./user-groups";
 
@@ -318,12 +319,21 @@ export async function doEditMessage(
         `This message has been edited too many times (limit: ${MAX_EDITS_PER_MESSAGE}).`,
       );
     const now = new Date();
-    if (content !== undefined) {
+    const rendered = content === undefined ? undefined : await renderContent(tx, user, content);
+    if (content !== undefined && rendered !== undefined) {
       await tx.prisma.message.update({
         where: { id: message.id },
-        data: { content, rendered_content: renderPlainText(content), last_edit_time: now },
+        data: { content, rendered_content: rendered.html, last_edit_time: now },
       });
       await linkMessageFiles(tx, user, message.id, content, true);
+      // Mentions and alert words follow the new content.
+      const holderIds = await holders(tx, [message.id]);
+      const bits = await contentFlags(tx, rendered, content, holderIds, {
+        senderId: message.sender_id,
+        channelId: message.channel_id,
+        topic: message.topic,
+      });
+      await setContentFlags(tx, message.id, bits, CONTENT_FLAGS);
     }
     if (move !== undefined)
       await tx.prisma.message.updateMany({
@@ -376,7 +386,7 @@ export async function doEditMessage(
             orig_content: message.content,
             orig_rendered_content: message.rendered_content,
             content,
-            rendered_content: renderPlainText(content),
+            rendered_content: rendered?.html ?? "",
             is_me_message: false,
           }),
       ...(move === undefined

@@ -2,17 +2,17 @@ import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
 import type { Channel, Message, Reaction } from "../gen/prisma/client";
-import { renderPlainText } from "../lib/render";
 import { sendEvent } from "../events/queue";
 import type { MessageSource } from "../events/shape";
 import type { AuthedUser } from "../lib/auth";
 import { codePoints } from "../lib/text";
-import { MESSAGE_FLAGS } from "../lib/message-flags";
+import { MESSAGE_FLAGS, flagNames } from "../lib/message-flags";
 import { isGuest } from "../lib/roles";
 import { MAX_TOPIC_LENGTH } from "./channel-settings";
 import { canSee, channelByName } from "./channels";
 import { isGroupMember } from "./user-groups";
 import { findUsers } from "./user-lookup";
+import { contentFlags, renderContent } from "./render";
 import { linkMessageFiles } from "./uploads";
 import { gravatarUrl } from "./user-view";
 import { topicExists } from "../db/queries/channels";
@@ -80,25 +80,35 @@ export async function insertMessage(
           })
         ).map((s) => s.user_id)
       : [...new Set([...destination.userIds, sender.id])];
+  const channelId = destination.kind === "channel" ? destination.channel.id : null;
+  const topic = destination.kind === "channel" ? destination.topic : "";
+  const rendered = await renderContent(tx, sender, content);
+  const readers = new Set(recipients);
+  const fromContent = await contentFlags(tx, rendered, content, [...readers], {
+    senderId: sender.id,
+    channelId,
+    topic,
+  });
   const message = await tx.prisma.message.create({
     data: {
       realm_id: sender.realm_id,
       sender_id: sender.id,
-      channel_id: destination.kind === "channel" ? destination.channel.id : null,
-      topic: destination.kind === "channel" ? destination.topic : "",
+      channel_id: channelId,
+      topic,
       dm_key:
         destination.kind === "direct" ? [...recipients].sort((a, b) => a - b).join(",") : null,
       content,
-      rendered_content: renderPlainText(content),
+      rendered_content: rendered.html,
     },
   });
   await linkMessageFiles(tx, sender, message.id, content, false);
-  const readers = new Set(recipients);
+  const flagsOf = (userId: number): bigint =>
+    (userId === sender.id ? MESSAGE_FLAGS.read : 0n) | (fromContent.get(userId) ?? 0n);
   await tx.prisma.userMessage.createMany({
     data: [...readers].map((user_id) => ({
       user_id,
       message_id: message.id,
-      flags: user_id === sender.id ? MESSAGE_FLAGS.read : 0n,
+      flags: flagsOf(user_id),
     })),
   });
   const [view] = await messageViews(tx, [message.id], {
@@ -111,10 +121,16 @@ export async function insertMessage(
     content: message.content,
     avatar_url: gravatarUrl(sender.delivery_email),
   };
-  const others = [...readers].filter((id) => id !== sender.id);
-  await sendEvent(tx, others, { type: "message", message: view, flags: [], source });
-  if (readers.has(sender.id))
-    await sendEvent(tx, [sender.id], { type: "message", message: view, flags: ["read"], source });
+  // One event per distinct set of flags (most recipients share none).
+  const byFlags = new Map<bigint, number[]>();
+  for (const id of readers) {
+    const bits = flagsOf(id);
+    const same = byFlags.get(bits);
+    if (same === undefined) byFlags.set(bits, [id]);
+    else same.push(id);
+  }
+  for (const [bits, ids] of byFlags)
+    await sendEvent(tx, ids, { type: "message", message: view, flags: flagNames(bits), source });
   return message.id;
 }
 

@@ -3,7 +3,7 @@ import type { Database } from "../db/database";
 import { JsonableError, ResourceNotFoundError } from "@repo/envelope";
 import { checkCap } from "./caps";
 import type { Reminder } from "../gen/prisma/client";
-import { renderPlainText } from "../lib/render";
+import { renderPlain } from "../lib/render";
 import { sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
 import { codePoints } from "../lib/text";
@@ -41,7 +41,7 @@ async function reminderViews(tx: Tx, reminders: readonly Reminder[]) {
       type: "private",
       to: [reminder.user_id],
       content,
-      rendered_content: renderPlainText(content),
+      rendered_content: renderPlain(content),
       scheduled_delivery_timestamp: Math.floor(reminder.scheduled_timestamp.getTime() / 1000),
       failed: reminder.failed,
       reminder_target_message_id: reminder.message_id,

@@ -1,7 +1,7 @@
 import type { Database } from "./database";
 import { createAccount } from "../actions/accounts";
 import { createRealm, defaultChannelGroups } from "../actions/realm-creation";
-import { renderPlainText } from "../lib/render";
+import { renderPlain } from "../lib/render";
 import { hashPassword } from "../lib/passwords";
 import { Role } from "../lib/roles";
 import { setPasswordHash } from "./queries/users";
@@ -79,7 +79,7 @@ export async function seedDemoRealm(db: Database): Promise<void> {
             realm_id: realmId,
             name,
             description,
-            rendered_description: renderPlainText(description),
+            rendered_description: renderPlain(description),
             invite_only,
             history_public_to_subscribers: !invite_only,
             is_default_stream: !invite_only,
@@ -185,7 +185,7 @@ export async function seedDemoRealm(db: Database): Promise<void> {
             channel_id: target.id,
             topic: TOPICS[n % TOPICS.length] ?? "greetings",
             content,
-            rendered_content: renderPlainText(content),
+            rendered_content: renderPlain(content),
             date_sent: new Date(Date.UTC(2026, 0, 1, 9, n)),
           },
         });

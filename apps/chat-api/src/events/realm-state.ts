@@ -10,7 +10,7 @@ import { type SystemGroupName, systemGroupIds } from "../actions/realm-creation"
 import { listLinkifiers, listProfileFields } from "../actions/realm-config";
 import { realmAuthenticationMethods } from "../lib/auth-methods";
 import type { Config } from "../lib/config";
-import { renderPlainText } from "../lib/render";
+import { renderPlain } from "../lib/render";
 import { realmIconUrl, realmUrl } from "../lib/realm-url";
 import { EMPTY_TOPIC_DISPLAY_NAME } from "../actions/channel-lookups";
 import { VERSION_FIELDS } from "../lib/version";
@@ -114,7 +114,7 @@ export async function realmState(tx: Tx, config: Config, realm: Realm) {
     realm_default_code_block_language: "",
     realm_default_external_accounts: {},
     realm_default_language: "en",
-    realm_description: renderPlainText(realm.description),
+    realm_description: renderPlain(realm.description),
     realm_digest_emails_enabled: false,
     realm_digest_weekday: 1,
     realm_disallow_disposable_email_addresses: true,

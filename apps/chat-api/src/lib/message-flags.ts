@@ -15,6 +15,10 @@ export const MESSAGE_FLAGS = {
 /** A flag's name on the wire. */
 export type MessageFlag = keyof typeof MESSAGE_FLAGS;
 
+/** Flags a message's content sets (mentions, alert words): recomputed when it is edited. */
+export const CONTENT_FLAGS =
+  MESSAGE_FLAGS.mentioned | MESSAGE_FLAGS.wildcard_mentioned | MESSAGE_FLAGS.has_alert_word;
+
 /** Flags that mark a message as mentioning the user (`is:mentioned`, `unread_msgs.mentions`). */
 export const MENTION_FLAGS = MESSAGE_FLAGS.mentioned | MESSAGE_FLAGS.wildcard_mentioned;
 

@@ -1,3 +1,5 @@
+import { EMPTY_CONTEXT, renderMarkdown } from "./markdown";
+
 /** `text` with HTML's special characters escaped. */
 export function escapeHtml(text: string): string {
   return text
@@ -8,7 +10,12 @@ export function escapeHtml(text: string): string {
     .replaceAll("'", "&#x27;");
 }
 
-/** HTML for message content until there is a Markdown renderer: the escaped text in a paragraph. */
-export function renderPlainText(content: string): string {
-  return `<p>${escapeHtml(content)}</p>`;
+/**
+ * HTML of a text with nothing of a realm to refer to (no mentions or channel
+ * links resolved, no linkifiers): Markdown as Zulip renders it. Realm texts
+ * read often (folder and realm descriptions) and the demo data use it;
+ * messages and channel descriptions use `actions/render.ts`.
+ */
+export function renderPlain(text: string): string {
+  return renderMarkdown(text, EMPTY_CONTEXT).html;
 }

@@ -15,7 +15,7 @@ import {
   messageHistory,
   readReceipts,
 } from "../actions/message-edits";
-import { renderPlainText } from "../lib/render";
+import { renderPreview } from "../actions/render";
 import { type EmojiRef, type ReactionType, doReact } from "../actions/reactions";
 import { MAX_USERS_PER_REQUEST } from "../actions/user-lookup";
 import { MAX_TOPIC_LENGTH } from "../actions/channel-settings";
@@ -341,7 +341,9 @@ export function messageRoutes({ db, config }: Services) {
         tag: "messages",
         params: { content: str({ ownNulCheck: true }) },
       },
-      ({ params }) => Promise.resolve({ rendered: renderPlainText(checkContent(params.content)) }),
+      async ({ user, params }) => ({
+        rendered: await renderPreview(db, user, checkContent(params.content)),
+      }),
     ),
   };
 }

@@ -1,7 +1,7 @@
 import { ErrorCode, JsonableError } from "@repo/envelope";
 import { devApiKey, passwordApiKey } from "../actions/accounts";
 import { hasWebPublicChannels } from "../actions/channels";
-import { renderPlainText } from "../lib/render";
+import { renderPlain } from "../lib/render";
 import { isIncompatibleClient } from "../lib/client-version";
 import { isProduction } from "../lib/config";
 import { authenticationMethods } from "../lib/auth-methods";
@@ -46,7 +46,7 @@ export function serverRoutes({ config, db }: Services) {
           realm_url: url,
           realm_name: realm.name,
           realm_icon: realmIconUrl(config, realm),
-          realm_description: renderPlainText(realm.description),
+          realm_description: renderPlain(realm.description),
           realm_web_public_access_enabled: webPublic,
         };
       },

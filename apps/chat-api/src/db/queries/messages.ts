@@ -199,3 +199,28 @@ export async function expiredMessageIds(tx: Tx, now: Date, limit: number): Promi
     .execute();
   return rows.map((row) => row.id);
 }
+
+/**
+ * Sets the bits of `mask` on every copy of message `messageId` to what
+ * `bits` gives each user (none for users it does not list), leaving the
+ * other bits (read, starred...) as they are: a content edit's mentions.
+ */
+export async function setContentFlags(
+  tx: Tx,
+  messageId: number,
+  bits: ReadonlyMap<number, bigint>,
+  mask: bigint,
+): Promise<void> {
+  const cases = [...bits].map(
+    ([userId, value]) => sql`WHEN ${userId} THEN ${(value & mask).toString()}::bigint`,
+  );
+  const given =
+    cases.length === 0
+      ? sql`0::bigint`
+      : sql`CASE user_id ${sql.join(cases, sql` `)} ELSE 0::bigint END`;
+  await tx.q
+    .updateTable("user_messages")
+    .set({ flags: sql`(flags & ~${mask.toString()}::bigint) | ${given}` })
+    .where("message_id", "=", messageId)
+    .execute();
+}

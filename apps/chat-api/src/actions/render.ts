@@ -1,0 +1,169 @@
+import type { Tx } from "../db/kysely";
+import { withSubgroups } from "../db/queries/user-groups";
+import type { AuthedUser } from "../lib/auth";
+import { MESSAGE_FLAGS } from "../lib/message-flags";
+import {
+  type RenderContext,
+  type RenderResult,
+  referencedNames,
+  renderMarkdown,
+} from "../lib/markdown";
+
+/** Who renders: the realm, and the viewer whose channels a link may name. */
+export interface RenderAuthor {
+  realm_id: number;
+  /** The sender; undefined for realm texts (descriptions), which link public channels only. */
+  id?: number;
+}
+
+/**
+ * What a content refers to, looked up in the realm: only the people, groups
+ * and channels its `@**...**`, `@*...*` and `#**...**` name (none when it
+ * names none), and the realm's linkifiers in their order. A private channel
+ * is linked only for its subscribers.
+ */
+export async function renderContext(
+  tx: Tx,
+  author: RenderAuthor,
+  content: string,
+): Promise<RenderContext> {
+  const names = referencedNames(content);
+  const insensitive = (list: string[]) =>
+    list.map((name) => ({ equals: name, mode: "insensitive" as const }));
+  const [people, groups, channels, linkifiers] = await Promise.all([
+    names.people.length === 0 && names.ids.length === 0
+      ? []
+      : tx.prisma.user.findMany({
+          where: {
+            realm_id: author.realm_id,
+            is_active: true,
+            OR: [
+              ...insensitive(names.people).map((full_name) => ({ full_name })),
+              ...names.ids.map((id) => ({ id })),
+            ],
+          },
+          select: { id: true, full_name: true },
+          orderBy: { id: "asc" },
+        }),
+    names.groups.length === 0
+      ? []
+      : tx.prisma.userGroup.findMany({
+          where: {
+            realm_id: author.realm_id,
+            deactivated: false,
+            OR: insensitive(names.groups).map((name) => ({ name })),
+          },
+          select: { id: true, name: true },
+        }),
+    names.channels.length === 0
+      ? []
+      : tx.prisma.channel.findMany({
+          where: {
+            realm_id: author.realm_id,
+            OR: insensitive(names.channels).map((name) => ({ name })),
+            AND: {
+              OR: [
+                { invite_only: false },
+                ...(author.id === undefined
+                  ? []
+                  : [{ subscriptions: { some: { user_id: author.id, active: true } } }]),
+              ],
+            },
+          },
+          select: { id: true, name: true },
+        }),
+    tx.prisma.linkifier.findMany({
+      where: { realm_id: author.realm_id },
+      orderBy: [{ order: "asc" }, { id: "asc" }],
+      select: { pattern: true, url_template: true },
+    }),
+  ]);
+  return {
+    people,
+    groups: groups.flatMap((g) => (g.name === null ? [] : [{ id: g.id, name: g.name }])),
+    channels,
+    linkifiers,
+  };
+}
+
+/** Renders `content` for `author` with the realm's people, groups, channels and linkifiers. */
+export async function renderContent(
+  tx: Tx,
+  author: RenderAuthor,
+  content: string,
+): Promise<RenderResult> {
+  return renderMarkdown(content, await renderContext(tx, author, content));
+}
+
+/**
+ * The flags a rendered message gives each of its `recipients` (Zulip's
+ * rules): `mentioned` to those it names, and to the members of the groups it
+ * names; `wildcard_mentioned` to every recipient for `@**all**` and its
+ * kin, to the topic's participants for `@**topic**`; `has_alert_word` to
+ * those whose alert words it contains (whole words, any case). The sender's
+ * own mention of themselves flags nothing.
+ */
+export async function contentFlags(
+  tx: Tx,
+  rendered: RenderResult,
+  content: string,
+  recipients: readonly number[],
+  where: { senderId: number; channelId: number | null; topic: string },
+): Promise<Map<number, bigint>> {
+  const flags = new Map<number, bigint>();
+  const add = (userId: number, bit: bigint) => {
+    if (userId === where.senderId || !recipients.includes(userId)) return;
+    flags.set(userId, (flags.get(userId) ?? 0n) | bit);
+  };
+  for (const id of rendered.mentionedUserIds) add(id, MESSAGE_FLAGS.mentioned);
+  if (rendered.mentionedGroupIds.size > 0) {
+    const groups = await withSubgroups(tx, [...rendered.mentionedGroupIds]);
+    const members = await tx.prisma.userGroupMember.findMany({
+      where: { group_id: { in: groups }, user_id: { in: [...recipients] } },
+      select: { user_id: true },
+    });
+    for (const { user_id } of members) add(user_id, MESSAGE_FLAGS.mentioned);
+  }
+  if (
+    rendered.wildcard === "channel" ||
+    (rendered.wildcard === "topic" && where.channelId === null)
+  )
+    for (const id of recipients) add(id, MESSAGE_FLAGS.wildcard_mentioned);
+  if (rendered.wildcard === "topic" && where.channelId !== null) {
+    const participants = await tx.prisma.message.findMany({
+      where: {
+        channel_id: where.channelId,
+        topic: { equals: where.topic, mode: "insensitive" },
+        sender_id: { in: [...recipients] },
+      },
+      select: { sender_id: true },
+      distinct: ["sender_id"],
+    });
+    for (const { sender_id } of participants) add(sender_id, MESSAGE_FLAGS.wildcard_mentioned);
+  }
+  const words = await tx.prisma.alertWord.findMany({
+    where: { user_id: { in: [...recipients] } },
+    select: { user_id: true, word: true },
+  });
+  const text = content.toLowerCase();
+  for (const { user_id, word } of words)
+    if (containsWord(text, word.toLowerCase())) add(user_id, MESSAGE_FLAGS.has_alert_word);
+  return flags;
+}
+
+/** Whether `word` occurs in `text` as a whole word (not inside another). */
+function containsWord(text: string, word: string): boolean {
+  if (word === "") return false;
+  const isWordChar = (c: string) => /[\p{L}\p{N}_]/u.test(c);
+  for (let at = text.indexOf(word); at >= 0; at = text.indexOf(word, at + 1)) {
+    const before = at === 0 ? "" : text.charAt(at - 1);
+    const after = text.charAt(at + word.length);
+    if (!isWordChar(before) && !isWordChar(after)) return true;
+  }
+  return false;
+}
+
+/** POST /messages/render: the HTML `content` would get if `user` sent it now. */
+export async function renderPreview(db: Tx, user: AuthedUser, content: string): Promise<string> {
+  return (await renderContent(db, user, content)).html;
+}
