@@ -28,9 +28,16 @@ export interface Dataset {
   drop(): Promise<void>;
 }
 
-/** Creates `chat_bench_<time>` on the server `adminUrl` points to, and fills it. */
-export async function createDataset(adminUrl: string): Promise<Dataset> {
-  const name = `chat_bench_${Date.now()}`;
+/**
+ * Creates `<prefix>_<time>` on the server `adminUrl` points to, with the demo
+ * realm (a development start of the service migrates and seeds it); `drop`
+ * removes it.
+ */
+export async function createSeededDatabase(
+  adminUrl: string,
+  prefix: string,
+): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `${prefix}_${Date.now()}`;
   const admin = new Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);
@@ -47,7 +54,21 @@ export async function createDataset(adminUrl: string): Promise<Dataset> {
     CHAT_LOG_LEVEL: "warn",
   });
   await seeding.stop();
-  const db = new Client({ connectionString: url.href });
+  return {
+    url: url.href,
+    drop: async () => {
+      const end = new Client({ connectionString: adminUrl });
+      await end.connect();
+      await end.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await end.end();
+    },
+  };
+}
+
+/** Creates `chat_bench_<time>` on the server `adminUrl` points to, and fills it. */
+export async function createDataset(adminUrl: string): Promise<Dataset> {
+  const { url, drop } = await createSeededDatabase(adminUrl, "chat_bench");
+  const db = new Client({ connectionString: url });
   await db.connect();
   try {
     const q = async <T extends Record<string, unknown>>(text: string, params: unknown[] = []) =>
@@ -145,18 +166,13 @@ export async function createDataset(adminUrl: string): Promise<Dataset> {
     if (draft === undefined) throw new Error("could not create the draft");
     await q("ANALYZE");
     return {
-      url: url.href,
+      url,
       caller: { id: caller.id, email: caller.email, apiKey: caller.api_key },
       chainTop: chain[0] ?? 0,
       chainMember: member.id,
       draftId: draft.id,
       channelId: channel.id,
-      async drop() {
-        const end = new Client({ connectionString: adminUrl });
-        await end.connect();
-        await end.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-        await end.end();
-      },
+      drop,
     };
   } finally {
     await db.end();

@@ -32,7 +32,7 @@ import {
 import { Pool, type PoolClient } from "pg";
 import { channelVisibilityQuery } from "../src/db/queries/channels";
 import { draftCheckQuery, updateDraftQuery } from "../src/db/queries/drafts";
-import { writeEventQuery } from "../src/db/queries/events";
+import { EVENTS_CHANNEL, LOG_NOTICE, appendEventQuery } from "../src/db/queries/events";
 import { markReadBatchQuery } from "../src/db/queries/messages";
 import { realmPresencesQuery } from "../src/db/queries/presence";
 import { groupMembershipQuery } from "../src/db/queries/user-groups";
@@ -41,7 +41,6 @@ import type { DB } from "../src/gen/kysely/tables";
 const VERSION = (
   JSON.parse(readFileSync(join(__dirname, "../package.json"), "utf8")) as { version: string }
 ).version;
-const EVENTS_CHANNEL = "chat_events";
 const PRESENCE_HISTORY_DAYS = 14;
 const MARK_READ_BATCH = 1000;
 
@@ -117,8 +116,8 @@ const MARK_READ_BATCH_SQL = statement(
 );
 const SEND_EVENT = statement(
   (q, users: number[], type: string, payload: string) =>
-    writeEventQuery(q, users, type, payload, EVENTS_CHANNEL),
-  (users, type, payload) => [1, users, true, type, payload, EVENTS_CHANNEL],
+    appendEventQuery(q, users, type, payload, 1),
+  (users, type, payload) => [users, type, payload, 1, EVENTS_CHANNEL, LOG_NOTICE],
 );
 
 async function transaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {

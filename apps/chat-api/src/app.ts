@@ -17,6 +17,7 @@ import { type Api, checkAccess, compileRoutes, matchRoute, readParams } from "./
 import { fileRoutes } from "./routes/files";
 import { buildApi } from "./urls";
 import type { Services } from "./services";
+import { answeringAfterEvents } from "./events/queue";
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
 
@@ -139,23 +140,25 @@ function dispatcher(services: Services, api: Api) {
       fields,
       services.config.CHAT_MAX_JSON_DEPTH,
     );
-    const data = await operation.handler({
-      ...(file === undefined ? {} : { file }),
-      realm: context.realm,
-      ...(user === undefined ? {} : { user }),
-      path: pathParams,
-      params: values,
-      request: {
-        id: String(res.getHeader("X-Request-Id") ?? ""),
-        ip: req.ip ?? "",
-        userAgent: req.headers["user-agent"] ?? "",
-        subdomain: context.subdomain,
-        // Made on first use (a long-poll's): most operations never look.
-        get signal() {
-          return goneSignal(res);
+    const data = await answeringAfterEvents(services.events, () =>
+      operation.handler({
+        ...(file === undefined ? {} : { file }),
+        realm: context.realm,
+        ...(user === undefined ? {} : { user }),
+        path: pathParams,
+        params: values,
+        request: {
+          id: String(res.getHeader("X-Request-Id") ?? ""),
+          ip: req.ip ?? "",
+          userAgent: req.headers["user-agent"] ?? "",
+          subdomain: context.subdomain,
+          // Made on first use (a long-poll's): most operations never look.
+          get signal() {
+            return goneSignal(res);
+          },
         },
-      },
-    });
+      }),
+    );
     const ignored = [...fields.keys()].filter((name) => !read.has(name));
     sendJson(res, 200, operation.bare ? data : renderSuccess(data, ignored));
   };

@@ -51,7 +51,7 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     auth,
     bus,
     rateLimiter,
-    events: new EventHub(db.sql, logger),
+    events: new EventHub(db, logger),
     uploads: createUploadStore(config),
   };
 }

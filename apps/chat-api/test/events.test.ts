@@ -118,11 +118,13 @@ describe("GET /api/v1/events", () => {
     const [draftId] = created.body.ids as number[];
     const reply = await poll(a, "hamlet", { queue_id: queue, last_event_id: -1, dont_block: true });
     expect(validateEvents(reply.body)).toEqual([]);
-    expect(reply.body.events).toEqual([
+    const events = reply.body.events as { id: number }[];
+    // Ids increase in a queue (Zulip's contract), numbered from the event log.
+    expect(events[0]?.id).toBeGreaterThan(0);
+    expect(events.map(({ id: _id, ...event }) => event)).toEqual([
       {
         type: "drafts",
         op: "add",
-        id: 0,
         drafts: [
           {
             id: draftId,
@@ -186,7 +188,15 @@ describe("GET /api/v1/events", () => {
     const queue = await register(a, "iago", { event_types: ["drafts"] });
     const reply = await poll(a, "iago", { queue_id: queue, last_event_id: -1 });
     expect(validateEvents(reply.body)).toEqual([]);
-    expect(reply.body.events).toEqual([{ type: "heartbeat", id: 0 }]);
+    const [heartbeat] = reply.body.events as { type: string; id: number }[];
+    expect(heartbeat?.type).toBe("heartbeat");
+    // Acknowledging the heartbeat, the next poll's heartbeat is numbered after it.
+    const next = await poll(a, "iago", { queue_id: queue, last_event_id: heartbeat?.id });
+    const [second] = next.body.events as { type: string; id: number }[];
+    expect([second?.type, (second?.id ?? 0) > (heartbeat?.id ?? Infinity)]).toEqual([
+      "heartbeat",
+      true,
+    ]);
   });
 
   it("discards the events acknowledged by last_event_id", async () => {
@@ -198,10 +208,18 @@ describe("GET /api/v1/events", () => {
       });
     }
     const first = await poll(a, "hamlet", { queue_id: queue, dont_block: true });
-    expect((first.body.events as { id: number }[]).map((e) => e.id)).toEqual([0, 1]);
-    const second = await poll(a, "hamlet", { queue_id: queue, last_event_id: 0, dont_block: true });
-    expect((second.body.events as { id: number }[]).map((e) => e.id)).toEqual([1]);
-    expect(await db.prisma.event.count({ where: { queue_id: queue } })).toBe(1);
+    const ids = (first.body.events as { id: number }[]).map((e) => e.id);
+    expect(ids).toHaveLength(2);
+    expect(ids[1]).toBeGreaterThan(ids[0] ?? Infinity);
+    const second = await poll(a, "hamlet", {
+      queue_id: queue,
+      last_event_id: ids[0],
+      dont_block: true,
+    });
+    expect((second.body.events as { id: number }[]).map((e) => e.id)).toEqual([ids[1]]);
+    // The acknowledgement holds for later polls that give none.
+    const third = await poll(a, "hamlet", { queue_id: queue, dont_block: true });
+    expect((third.body.events as { id: number }[]).map((e) => e.id)).toEqual([ids[1]]);
   });
 });
 
@@ -263,7 +281,7 @@ describe("a change and its events are one transaction", () => {
     await db.sql.exec(`
       CREATE FUNCTION refuse_event() RETURNS trigger LANGUAGE plpgsql AS
         $$ BEGIN RAISE EXCEPTION 'no events today'; END $$;
-      CREATE TRIGGER refuse_event BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION refuse_event();`);
+      CREATE TRIGGER refuse_event BEFORE INSERT ON event_log FOR EACH ROW EXECUTE FUNCTION refuse_event();`);
     try {
       const reply = await a.call("POST", "/api/v1/saved_snippets", {
         ...as("othello"),
@@ -271,7 +289,7 @@ describe("a change and its events are one transaction", () => {
       });
       expect(reply.status).toBe(500);
     } finally {
-      await db.sql.exec(`DROP TRIGGER refuse_event ON events; DROP FUNCTION refuse_event();`);
+      await db.sql.exec(`DROP TRIGGER refuse_event ON event_log; DROP FUNCTION refuse_event();`);
     }
     expect(await db.prisma.savedSnippet.count()).toBe(before);
     const events = await poll(a, "othello", { queue_id: queue, dont_block: true });

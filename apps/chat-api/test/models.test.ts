@@ -314,7 +314,7 @@ describe("round trips", () => {
     });
   });
 
-  it("EventQueue and Event, with JSON and a text array", async () => {
+  it("EventQueue and EventLog, with JSON, text and integer arrays, and bigint", async () => {
     await db.prisma.eventQueue.create({
       data: {
         id: "1732270000:1",
@@ -325,20 +325,27 @@ describe("round trips", () => {
           apply_markdown: true,
           client_capabilities: { notification_settings_null: true },
         },
-        events: { create: [{ id: 0, payload: { type: "heartbeat", nested: [1, "two", null] } }] },
       },
     });
-    const queue = await db.prisma.eventQueue.findUniqueOrThrow({
-      where: { id: "1732270000:1" },
-      include: { events: true },
-    });
+    const queue = await db.prisma.eventQueue.findUniqueOrThrow({ where: { id: "1732270000:1" } });
     expect(queue.event_types).toEqual(["drafts", "saved_snippets"]);
-    expect(queue.last_event_id).toBe(-1);
+    expect(queue.last_event_id).toBe(0n);
     expect(queue.options).toEqual({
       apply_markdown: true,
       client_capabilities: { notification_settings_null: true },
     });
-    expect(queue.events[0]?.payload).toEqual({ type: "heartbeat", nested: [1, "two", null] });
+    const logged = await db.prisma.eventLog.create({
+      data: {
+        user_ids: [ids.hamlet, ids.iago],
+        event_type: "heartbeat",
+        payload: { type: "heartbeat", nested: [1, "two", null] },
+        seq: 9_007_199_254_740_991n,
+      },
+    });
+    const read = await db.prisma.eventLog.findUniqueOrThrow({ where: { id: logged.id } });
+    expect(read.user_ids).toEqual([ids.hamlet, ids.iago]);
+    expect(read.seq).toBe(9_007_199_254_740_991n);
+    expect(read.payload).toEqual({ type: "heartbeat", nested: [1, "two", null] });
   });
 
   it("OutboxEmail", async () => {

@@ -76,6 +76,8 @@ const SQL_ONLY_INDEXES: Record<string, string> = {
     "CREATE INDEX messages_channel_id_lower_topic_id_idx ON messages USING btree (channel_id, lower((topic)::text), id)",
   alert_words_user_id_lower_word_key:
     "CREATE UNIQUE INDEX alert_words_user_id_lower_word_key ON alert_words USING btree (user_id, lower((word)::text))",
+  event_log_unsequenced_idx:
+    "CREATE INDEX event_log_unsequenced_idx ON event_log USING btree (id) WHERE (seq IS NULL)",
   user_messages_unread_idx:
     "CREATE INDEX user_messages_unread_idx ON user_messages USING btree (user_id, message_id) WHERE ((flags & (1)::bigint) = 0)",
 };

@@ -16,6 +16,7 @@ import { contentFlags, renderContent } from "./render";
 import { linkMessageFiles } from "./uploads";
 import { gravatarUrl } from "./user-view";
 import { topicExists } from "../db/queries/channels";
+import { channelRecipients, insertUserMessages } from "../db/queries/messages";
 
 /** `max_message_length`: longer content is cut, as Zulip does. */
 export const MAX_MESSAGE_LENGTH = 10_000;
@@ -73,12 +74,7 @@ export async function insertMessage(
 ): Promise<number> {
   const recipients =
     destination.kind === "channel"
-      ? (
-          await tx.prisma.subscription.findMany({
-            where: { channel_id: destination.channel.id, active: true, user: { is_active: true } },
-            select: { user_id: true },
-          })
-        ).map((s) => s.user_id)
+      ? await channelRecipients(tx, destination.channel.id)
       : [...new Set([...destination.userIds, sender.id])];
   const channelId = destination.kind === "channel" ? destination.channel.id : null;
   const topic = destination.kind === "channel" ? destination.topic : "";
@@ -104,13 +100,8 @@ export async function insertMessage(
   await linkMessageFiles(tx, sender, message.id, content, false);
   const flagsOf = (userId: number): bigint =>
     (userId === sender.id ? MESSAGE_FLAGS.read : 0n) | (fromContent.get(userId) ?? 0n);
-  await tx.prisma.userMessage.createMany({
-    data: [...readers].map((user_id) => ({
-      user_id,
-      message_id: message.id,
-      flags: flagsOf(user_id),
-    })),
-  });
+  const readerIds = [...readers];
+  await insertUserMessages(tx, message.id, readerIds, readerIds.map(flagsOf));
   const [view] = await messageViews(tx, [message.id], {
     clientGravatar: true,
     applyMarkdown: true,

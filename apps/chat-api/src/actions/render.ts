@@ -1,4 +1,5 @@
 import type { Tx } from "../db/kysely";
+import { alertWordsOf } from "../db/queries/messages";
 import { withSubgroups } from "../db/queries/user-groups";
 import type { AuthedUser } from "../lib/auth";
 import { MESSAGE_FLAGS } from "../lib/message-flags";
@@ -141,10 +142,7 @@ export async function contentFlags(
     });
     for (const { sender_id } of participants) add(sender_id, MESSAGE_FLAGS.wildcard_mentioned);
   }
-  const words = await tx.prisma.alertWord.findMany({
-    where: { user_id: { in: [...recipients] } },
-    select: { user_id: true, word: true },
-  });
+  const words = await alertWordsOf(tx, recipients);
   const text = content.toLowerCase();
   for (const { user_id, word } of words)
     if (containsWord(text, word.toLowerCase())) add(user_id, MESSAGE_FLAGS.has_alert_word);

@@ -1,50 +1,141 @@
 import { ErrorCode, JsonableError } from "@repo/envelope";
 import type { Logger } from "pino";
-import type { SqlRunner } from "../db/sql";
+import type { Database } from "../db/database";
+import {
+  EVENTS_CHANNEL,
+  LOG_NOTICE,
+  type LoggedEvent,
+  type QueueRow,
+  appendEvent,
+  logPosition,
+  queueById,
+  readLog,
+  sequenceEvents,
+  writeQueueBookkeeping,
+} from "../db/queries/events";
 
-/** The PostgreSQL NOTIFY channel that says "queue X has new events". */
-export const EVENTS_CHANNEL = "chat_events";
+/** Most events a replica keeps in memory (the newest); older ones are read from the log. */
+const TAIL_EVENTS = 5000;
+/** How often polls' acknowledgements and poll times are written (one statement). */
+const BOOKKEEPING_MS = 5000;
+/** How often a replica looks at the log's position without being told (lost NOTIFYs). */
+const CATCH_UP_MS = 2000;
+
+/** An event of the log as a replica holds it. */
+export interface HeldEvent extends LoggedEvent {
+  /** Its recipients, as a set (built on first use). */
+  users?: Set<number>;
+}
+
+/** Whether `event` is for `userId`. */
+export function isFor(event: HeldEvent, userId: number): boolean {
+  event.users ??= new Set(event.user_ids);
+  return event.users.has(userId);
+}
+
+/** A queue as this replica knows it. */
+export interface QueueInfo extends QueueRow {
+  /** Event types asked for (undefined: all). */
+  types: Set<string> | undefined;
+}
+
+interface Waiter {
+  queueId: string;
+  wake(): void;
+}
 
 /**
- * Wakes long-polls when their queue gets events, on whichever replica wrote
- * them: events are written with a NOTIFY of their queue id inside the
- * writing transaction (sent on commit, or never), and every replica LISTENs.
+ * The events of every replica, for the long-polls of this one. Writers
+ * append events to the log in their transactions (one row per event,
+ * whatever its audience, no queue locked); a sequencer round (one at a
+ * time across replicas, under an advisory lock) numbers the committed ones
+ * and NOTIFYs the new last number; every replica then reads the new events
+ * once into memory (the newest {@link TAIL_EVENTS}) and wakes the polls of
+ * their recipients, which answer from memory. A queue's position is the
+ * client's acknowledgement; polls note it, and their times, in memory and
+ * write them together every {@link BOOKKEEPING_MS}: a poll that finds
+ * nothing writes nothing. Queues and the log live in the database, so any
+ * replica answers any poll, and queues outlive a replica's restart.
  */
 export class EventHub {
-  private readonly waiters = new Map<string, Set<() => void>>();
-  private unlisten: (() => Promise<void>) | undefined;
+  private readonly waitersByUser = new Map<number, Set<Waiter>>();
+  private readonly queues = new Map<string, QueueInfo>();
+  private readonly bookkeeping = new Map<string, { ack: number; polledAt: Date }>();
+  private readonly unlistens: (() => Promise<void>)[] = [];
+  private readonly timers: NodeJS.Timeout[] = [];
   private closed = false;
 
+  /** Events held in memory, in seq order: every event numbered after `tailFloor`. */
+  private tail: HeldEvent[] = [];
+  private tailFloor = 0;
+  /** The last seq this replica has read. */
+  private lastSeq = 0;
+  /** The log has been pruned up to this seq (queues behind it lost events). */
+  private pruned = 0;
+
+  /** Numbering rounds run one after the other on this chain. */
+  private rounds: Promise<void> = Promise.resolve();
+  /** The round queued on the chain that has not started yet (later requests join it). */
+  private queuedRound: Promise<void> | undefined;
+  /** Who waits for this replica to have read up to a seq. */
+  private readWaiters: { seq: number; resolve: () => void }[] = [];
+  private reading: Promise<void> | undefined;
+  private readTarget = 0;
+  private ticking: Promise<void> | undefined;
+
   constructor(
-    private readonly sql: SqlRunner,
+    private readonly db: Database,
     private readonly logger: Logger,
   ) {}
 
-  /** Starts hearing new events of every replica. */
+  /** Starts hearing events of every replica. */
   async start(): Promise<void> {
     this.closed = false;
-    this.unlisten = await this.sql.listen(
-      EVENTS_CHANNEL,
-      (queueId) => {
-        this.wake(queueId);
-      },
-      () => {
-        // Events written while the connection was away woke nobody: every poll looks again.
-        this.logger.info("listening for events again: waking every waiting poll");
-        for (const queueId of [...this.waiters.keys()]) this.wake(queueId);
-      },
+    const position = await logPosition(this.db);
+    this.lastSeq = position.last;
+    this.tailFloor = position.last;
+    this.pruned = position.pruned;
+    this.tail = [];
+    const restored = () => {
+      // NOTIFYs sent while the connection was away were missed: look again.
+      this.logger.info("listening for events again: catching up with the log");
+      this.queues.clear();
+      this.scheduleSequencing();
+      void this.catchUp();
+    };
+    this.unlistens.push(
+      await this.db.sql.listen(EVENTS_CHANNEL, (payload) => this.heard(payload), restored),
     );
+    this.timers.push(
+      setInterval(() => void this.flushBookkeeping(), BOOKKEEPING_MS),
+      setInterval(() => void this.catchUp(), CATCH_UP_MS),
+    );
+    for (const timer of this.timers) timer.unref();
+    // Events written while no replica was up are numbered now.
+    this.scheduleSequencing();
   }
 
-  /** Stops hearing events and releases every waiting poll. */
+  /** One NOTIFY of the event system ({@link EVENTS_CHANNEL}). */
+  private heard(payload: string): void {
+    if (payload === LOG_NOTICE) this.scheduleSequencing();
+    else if (payload.startsWith("seq:")) this.readUpTo(Number(payload.slice(4)));
+    else if (payload.startsWith("gone:")) this.forget(payload.slice(5));
+  }
+
+  /** Stops hearing events, releases every waiting poll and writes the bookkeeping. */
   async stop(): Promise<void> {
     this.closed = true;
-    for (const queueId of [...this.waiters.keys()]) this.wake(queueId);
-    const unlisten = this.unlisten;
-    this.unlisten = undefined;
-    await unlisten?.().catch((error: unknown) =>
-      this.logger.warn({ err: error }, "could not unlisten"),
-    );
+    for (const timer of this.timers.splice(0)) clearInterval(timer);
+    for (const set of this.waitersByUser.values()) for (const waiter of [...set]) waiter.wake();
+    for (const unlisten of this.unlistens.splice(0)) {
+      await unlisten().catch((error: unknown) =>
+        this.logger.warn({ err: error }, "could not unlisten"),
+      );
+    }
+    await this.rounds;
+    await this.reading?.catch(() => undefined);
+    for (const waiter of this.readWaiters.splice(0)) waiter.resolve();
+    await this.flushBookkeeping();
   }
 
   /** Whether the hub is stopping (polls answer at once with what they have). */
@@ -83,17 +174,99 @@ export class EventHub {
   /** Number of polls waiting on this replica. */
   get waiting(): number {
     let count = 0;
-    for (const set of this.waiters.values()) count += set.size;
+    for (const set of this.waitersByUser.values()) count += set.size;
     return count;
   }
 
+  /** The last seq this replica has read (events up to it are in memory or the log). */
+  get position(): number {
+    return this.lastSeq;
+  }
+
+  /** The seq up to which the log was pruned when this replica last looked. */
+  get prunedUpTo(): number {
+    return this.pruned;
+  }
+
+  // ---- Queues ----
+
+  /** Queue `queueId` (from memory, else the database), or undefined. */
+  async queue(queueId: string): Promise<QueueInfo | undefined> {
+    const known = this.queues.get(queueId);
+    if (known !== undefined) return known;
+    const row = await queueById(this.db, queueId);
+    if (row === undefined) return undefined;
+    return this.remember(row);
+  }
+
+  /** Notes queue `row` (just created, or read). */
+  remember(row: QueueRow): QueueInfo {
+    const info: QueueInfo = {
+      ...row,
+      types: row.all_event_types ? undefined : new Set(row.event_types),
+    };
+    if (!this.closed) this.queues.set(row.id, info);
+    return info;
+  }
+
+  /** Notes a poll of `queue` acknowledging up to `ack`, to be written with the next batch. */
+  notePoll(queue: QueueInfo, ack: number): void {
+    queue.last_event_id = Math.max(queue.last_event_id, ack);
+    this.bookkeeping.set(queue.id, { ack: queue.last_event_id, polledAt: new Date() });
+  }
+
+  /** Forgets queue `queueId` (deleted on some replica) and wakes its polls. */
+  forget(queueId: string): void {
+    this.queues.delete(queueId);
+    this.bookkeeping.delete(queueId);
+    for (const set of this.waitersByUser.values())
+      for (const waiter of [...set]) if (waiter.queueId === queueId) waiter.wake();
+  }
+
+  /** Writes the polls' bookkeeping noted so far (every few seconds, and before a registration picks queues to collect). */
+  async flushBookkeeping(): Promise<void> {
+    if (this.bookkeeping.size === 0) return;
+    const entries = [...this.bookkeeping].map(([id, v]) => ({ id, ...v }));
+    this.bookkeeping.clear();
+    await writeQueueBookkeeping(this.db, entries).catch((error: unknown) => {
+      this.logger.warn({ err: error }, "could not write event queue bookkeeping");
+    });
+  }
+
+  // ---- Events ----
+
   /**
-   * A wait for events of `queueId`: register it before looking at the queue
-   * (so an event committed in between still wakes it), then await
-   * `until(timeoutMs)`, which resolves `true` when woken, `false` on timeout
-   * or when `signal` aborts (the client went away). `cancel` forgets it.
+   * The events numbered after `after` for `userId`, in order, from memory
+   * when it holds them all, else undefined (the caller reads the log).
    */
-  watch(queueId: string): {
+  held(userId: number, after: number): HeldEvent[] | undefined {
+    if (after < this.tailFloor) return undefined;
+    // The first event after `after` (binary search on seq).
+    let lo = 0;
+    let hi = this.tail.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((this.tail[mid]?.seq ?? 0) <= after) lo = mid + 1;
+      else hi = mid;
+    }
+    const found: HeldEvent[] = [];
+    for (let i = lo; i < this.tail.length; i++) {
+      const event = this.tail[i];
+      if (event !== undefined && isFor(event, userId)) found.push(event);
+    }
+    return found;
+  }
+
+  /**
+   * A wait for events of `userId`'s queue `queueId`: register it before
+   * looking for events (so that one arriving in between still wakes it),
+   * then await `until(timeoutMs)`, which resolves `true` when woken, `false`
+   * on timeout or when `signal` aborts. `cancel` forgets it.
+   */
+  watch(
+    userId: number,
+    queueId: string,
+  ): {
     until(timeoutMs: number, signal?: AbortSignal): Promise<boolean>;
     cancel(): void;
   } {
@@ -101,19 +274,22 @@ export class EventHub {
     let notify: () => void = () => {
       woken = true;
     };
-    const waiter = () => {
-      notify();
+    const waiter: Waiter = {
+      queueId,
+      wake: () => {
+        notify();
+      },
     };
-    let set = this.waiters.get(queueId);
+    let set = this.waitersByUser.get(userId);
     if (set === undefined) {
       set = new Set();
-      this.waiters.set(queueId, set);
+      this.waitersByUser.set(userId, set);
     }
     set.add(waiter);
     const cancel = () => {
-      const current = this.waiters.get(queueId);
+      const current = this.waitersByUser.get(userId);
       current?.delete(waiter);
-      if (current?.size === 0) this.waiters.delete(queueId);
+      if (current?.size === 0) this.waitersByUser.delete(userId);
     };
     return {
       until: (timeoutMs, signal) =>
@@ -144,9 +320,123 @@ export class EventHub {
     };
   }
 
-  private wake(queueId: string): void {
-    const set = this.waiters.get(queueId);
-    if (set === undefined) return;
-    for (const waiter of [...set]) waiter();
+  /**
+   * A seq greater than `after` that no queue receives an event with: the
+   * id of a heartbeat. The last seq read when it is greater (a poll that
+   * timed out has no event up to it); else a heartbeat is appended to the
+   * log (one for all the polls of this replica waiting for one) and its seq
+   * awaited.
+   */
+  async heartbeatId(after: number): Promise<number> {
+    while (this.lastSeq <= after && !this.closed) {
+      this.ticking ??= this.db
+        .transaction((tx) => appendEvent(tx, [], "heartbeat", '{"type":"heartbeat"}', 1))
+        .then(() => this.settle())
+        .finally(() => {
+          this.ticking = undefined;
+        });
+      await this.ticking;
+    }
+    return this.lastSeq;
+  }
+
+  /**
+   * Resolves once the events committed before this call are numbered and
+   * read by this replica: a request that wrote events answers after it, so
+   * that its client's next poll, on this replica, finds them.
+   */
+  async settle(): Promise<void> {
+    await this.requestRound();
+    await this.untilRead(this.readTarget);
+  }
+
+  /** Resolves once this replica has read up to `seq` (or is stopping). */
+  private untilRead(seq: number): Promise<void> {
+    if (this.lastSeq >= seq || this.closed) return Promise.resolve();
+    return new Promise((resolve) => this.readWaiters.push({ seq, resolve }));
+  }
+
+  /** A numbering round that starts after this call (joining one queued and not started). */
+  private requestRound(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    if (this.queuedRound !== undefined) return this.queuedRound;
+    const round = this.rounds.then(async () => {
+      this.queuedRound = undefined;
+      const last = await this.db.transaction((tx) => sequenceEvents(tx));
+      if (last !== undefined) this.readUpTo(last);
+    });
+    this.queuedRound = round;
+    this.rounds = round.catch((error: unknown) => {
+      this.logger.warn({ err: error }, "could not number events");
+      // Try again shortly: committed events must not wait for the next send.
+      setTimeout(() => this.scheduleSequencing(), 100).unref();
+    });
+    return round;
+  }
+
+  /** Runs a numbering round soon (on a NOTIFY of new events). */
+  private scheduleSequencing(): void {
+    void this.requestRound().catch(() => undefined);
+  }
+
+  /** Looks at the log's position (without a NOTIFY: lost ones, other replicas' pruning). */
+  async catchUp(): Promise<void> {
+    if (this.closed) return;
+    try {
+      const position = await logPosition(this.db);
+      this.pruned = position.pruned;
+      this.readUpTo(position.last);
+    } catch (error) {
+      this.logger.warn({ err: error }, "could not read the event log's position");
+    }
+  }
+
+  /** Reads the log up to `seq` into memory (one read at a time) and wakes the recipients. */
+  private readUpTo(seq: number): void {
+    this.readTarget = Math.max(this.readTarget, seq);
+    if (this.reading !== undefined || this.readTarget <= this.lastSeq || this.closed) return;
+    this.reading = (async () => {
+      while (this.readTarget > this.lastSeq && !this.closed) {
+        const events = await readLog(this.db, this.lastSeq);
+        if (events.length === 0) {
+          // Numbered and already pruned: nothing there to hold.
+          this.hold([], this.readTarget);
+          break;
+        }
+        this.hold(events);
+      }
+    })()
+      .catch((error: unknown) => {
+        this.logger.warn({ err: error }, "could not read the event log");
+      })
+      .finally(() => {
+        this.reading = undefined;
+        if (this.readTarget > this.lastSeq && !this.closed) this.readUpTo(this.readTarget);
+      });
+  }
+
+  private hold(events: LoggedEvent[], upTo?: number): void {
+    const woken = new Set<Waiter>();
+    if (upTo !== undefined && upTo > this.lastSeq) {
+      this.lastSeq = upTo;
+      this.tailFloor = Math.max(this.tailFloor, upTo);
+      this.tail = [];
+    }
+    for (const event of events) {
+      this.tail.push(event);
+      this.lastSeq = event.seq;
+      for (const userId of event.user_ids)
+        for (const waiter of this.waitersByUser.get(userId) ?? []) woken.add(waiter);
+    }
+    if (this.tail.length > TAIL_EVENTS) {
+      const dropped = this.tail.splice(0, this.tail.length - TAIL_EVENTS);
+      this.tailFloor = dropped.at(-1)?.seq ?? this.tailFloor;
+    }
+    for (const waiter of woken) waiter.wake();
+    if (this.readWaiters.length > 0) {
+      const ready = this.readWaiters.filter((w) => w.seq <= this.lastSeq);
+      this.readWaiters = this.readWaiters.filter((w) => w.seq > this.lastSeq);
+      for (const waiter of ready) waiter.resolve();
+    }
   }
 }

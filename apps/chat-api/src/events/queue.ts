@@ -1,12 +1,21 @@
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import { BadEventQueueIdError, JsonableError } from "@repo/envelope";
 import type { Prisma } from "../gen/prisma/client";
-import { EVENTS_CHANNEL, type EventHub } from "./hub";
+import { type EventHub, type HeldEvent, type QueueInfo, isFor } from "./hub";
 import { eventSpan, queueShape, shapeEvents } from "./shape";
 import { lockUser } from "../db/queries/users";
-import { writeEvent, writeHeartbeat } from "../db/queries/events";
+import {
+  appendEvent,
+  deleteIdleQueues,
+  deleteQueues,
+  deleteUserQueue,
+  logPosition,
+  pruneLog,
+  readLogFor,
+} from "../db/queries/events";
 
 /** An event as clients receive it (`id` is added per queue when it is read). */
 export interface ChatEvent {
@@ -15,11 +24,11 @@ export interface ChatEvent {
 }
 
 /**
- * Writes `event` to every queue of `userIds` that asked for its type, inside
- * the transaction `tx` that makes the change it describes: the change and
- * its events commit together or not at all. Each queue numbers its events
- * (its `last_event_id` counter, row-locked by the UPDATE); the NOTIFY of each
- * queue id goes out on commit and wakes its long-polls on every replica.
+ * Appends `event` for `userIds` to the event log, inside the transaction
+ * `tx` that makes the change it describes: the change and its event commit
+ * together or not at all. One row whatever the audience, and no queue
+ * locked: the queues of those users that asked for its type read it once it
+ * is numbered ({@link EventHub}).
  */
 export async function sendEvent(
   tx: Tx,
@@ -27,14 +36,31 @@ export async function sendEvent(
   event: ChatEvent,
 ): Promise<void> {
   if (userIds.length === 0) return;
-  await writeEvent(
-    tx,
-    userIds,
-    event.type,
-    JSON.stringify(event),
-    EVENTS_CHANNEL,
-    eventSpan(event),
-  );
+  const note = writes.getStore();
+  if (note !== undefined) note.wroteEvents = true;
+  await appendEvent(tx, userIds, event.type, JSON.stringify(event), eventSpan(event));
+}
+
+/** What a request noted of its writes. */
+interface WriteNote {
+  wroteEvents: boolean;
+}
+
+const writes = new AsyncLocalStorage<WriteNote>();
+
+/**
+ * Runs `request` and, when it wrote events, waits until this replica has
+ * read them before it resolves: a client's next poll on this replica finds
+ * the events of the request it was just answered.
+ */
+export async function answeringAfterEvents<T>(
+  hub: EventHub,
+  request: () => T | Promise<T>,
+): Promise<T> {
+  const note: WriteNote = { wroteEvents: false };
+  const value = await writes.run(note, async () => request());
+  if (note.wroteEvents) await hub.settle();
+  return value;
 }
 
 /** The active users of a realm: the audience of realm-wide events. */
@@ -64,14 +90,21 @@ export interface NewQueue {
   maxPerUser: number;
 }
 
-/** Creates an event queue for `user` (collecting its oldest past the cap); returns its id. */
+/**
+ * Creates an event queue for `user` (collecting its oldest past the cap);
+ * returns its id. It receives the events numbered after the log's last
+ * number now.
+ */
 export async function createQueue(
   db: Database,
+  hub: EventHub,
   user: { id: number; realm_id: number },
   queue: NewQueue,
 ): Promise<string> {
   const id = randomUUID();
-  await db.transaction(async (tx) => {
+  // The queues polled least recently are collected first: their poll times written now.
+  await hub.flushBookkeeping();
+  const start = await db.transaction(async (tx) => {
     // One registration at a time per user, so that concurrent ones cannot pass the cap
     // (NO KEY UPDATE: rows that merely reference the user, such as new messages, do not wait).
     await lockUser(tx, user.id);
@@ -81,8 +114,11 @@ export async function createQueue(
       skip: queue.maxPerUser - 1,
       select: { id: true },
     });
-    if (excess.length > 0)
-      await tx.prisma.eventQueue.deleteMany({ where: { id: { in: excess.map((q) => q.id) } } });
+    await deleteQueues(
+      tx,
+      excess.map((q) => q.id),
+    );
+    const { last } = await logPosition(tx);
     await tx.prisma.eventQueue.create({
       data: {
         id,
@@ -91,24 +127,38 @@ export async function createQueue(
         event_types: [...(queue.eventTypes ?? [])],
         all_event_types: queue.eventTypes === undefined,
         options: queue.options,
+        last_event_id: BigInt(last),
       },
     });
+    return last;
+  });
+  hub.remember({
+    id,
+    user_id: user.id,
+    event_types: [...(queue.eventTypes ?? [])],
+    all_event_types: queue.eventTypes === undefined,
+    options: queue.options,
+    last_event_id: start,
   });
   return id;
 }
 
 /** Deletes one of `userId`'s queues; else `BAD_EVENT_QUEUE_ID`. */
-export async function deleteQueue(db: Database, userId: number, queueId: string): Promise<void> {
-  const { count } = await db.prisma.eventQueue.deleteMany({
-    where: { id: queueId, user_id: userId },
-  });
-  if (count === 0) throw badQueue(queueId);
+export async function deleteQueue(
+  db: Database,
+  hub: EventHub,
+  userId: number,
+  queueId: string,
+): Promise<void> {
+  const deleted = await db.transaction((tx) => deleteUserQueue(tx, userId, queueId));
+  if (!deleted) throw badQueue(queueId);
+  hub.forget(queueId);
 }
 
 /** What GET /events waits with. */
 export interface Poll {
   queueId: string;
-  /** Events up to this id are acknowledged (and deleted); undefined = none. */
+  /** Events up to this id are acknowledged; undefined = none. */
   lastEventId: number | undefined;
   dontBlock: boolean;
   heartbeatMs: number;
@@ -116,10 +166,26 @@ export interface Poll {
   signal?: AbortSignal;
 }
 
+/** The events of `queue` among `events` (numbered after `after`), as its client receives them. */
+function eventsOf(queue: QueueInfo, events: readonly HeldEvent[], after: number) {
+  const shape = queueShape(queue.options);
+  return events
+    .filter(
+      (event) =>
+        event.seq > after &&
+        isFor(event, queue.user_id) &&
+        (queue.types === undefined || queue.types.has(event.event_type)),
+    )
+    .flatMap((event) => shapeEvents(event.payload as ChatEvent, shape, event.seq))
+    .filter((event) => event.id > after);
+}
+
 /**
- * GET /events: discards the acknowledged events, then answers the newer ones
- * at once, or waits for some (woken through the {@link EventHub}); after
- * `heartbeatMs` without any, writes and answers a heartbeat event.
+ * GET /events: notes the acknowledgement (written later, in a batch), then
+ * answers the queue's newer events at once (from memory, or from the log
+ * when the replica no longer holds them), or waits for some; after
+ * `heartbeatMs` without any, answers a heartbeat. A poll that finds nothing
+ * writes nothing.
  */
 export async function pollEvents(
   db: Database,
@@ -128,31 +194,27 @@ export async function pollEvents(
   poll: Poll,
 ): Promise<ChatEvent[]> {
   const { queueId } = poll;
-  const after = poll.lastEventId ?? -1;
-  const [touched] = await db.prisma.eventQueue.updateManyAndReturn({
-    where: { id: queueId, user_id: userId },
-    data: { last_poll_time: new Date() },
-    select: { options: true },
-  });
-  if (touched === undefined) throw badQueue(queueId);
-  const shape = queueShape(touched.options);
-  if (poll.lastEventId !== undefined) {
-    await db.prisma.event.deleteMany({
-      where: { queue_id: queueId, id: { lte: poll.lastEventId } },
-    });
-  }
+  const current = async (): Promise<QueueInfo> => {
+    const queue = await hub.queue(queueId);
+    if (queue?.user_id !== userId) throw badQueue(queueId);
+    return queue;
+  };
+  const queue = await current();
+  hub.notePoll(queue, poll.lastEventId ?? -1);
+  const after = queue.last_event_id;
+  // Events it has not acknowledged were pruned: the client must register again.
+  if (after < hub.prunedUpTo) throw badQueue(queueId);
   const read = async (): Promise<ChatEvent[]> => {
-    const rows = await db.prisma.event.findMany({
-      where: { queue_id: queueId, id: { gt: after } },
-      orderBy: { id: "asc" },
-    });
-    return rows
-      .flatMap((row) => shapeEvents(row.payload as ChatEvent, shape, row.id))
-      .filter((event) => event.id > after);
+    const held = hub.held(userId, after);
+    return eventsOf(queue, held ?? (await readLogFor(db, userId, after)), after);
   };
   const deadline = Date.now() + poll.heartbeatMs;
   for (;;) {
-    const watch = hub.watch(queueId);
+    const watch = hub.watch(userId, queueId);
+    await current().catch((error: unknown) => {
+      watch.cancel();
+      throw error;
+    });
     const events = await read();
     if (events.length > 0 || poll.dontBlock) {
       watch.cancel();
@@ -163,25 +225,19 @@ export async function pollEvents(
     if (woken) continue;
     watch.cancel();
     if (poll.signal?.aborted === true || hub.stopping) return [];
-    await db.transaction(async (tx) => {
-      const queue = await tx.prisma.eventQueue.findFirst({
-        where: { id: queueId, user_id: userId },
-      });
-      if (queue === null) throw badQueue(queueId);
-      await tx.prisma.eventQueue.update({
-        where: { id: queueId },
-        data: { last_poll_time: new Date() },
-      });
-      await writeHeartbeat(tx, queueId);
-    });
-    return read();
+    await current();
+    return [{ type: "heartbeat", id: await hub.heartbeatId(after) }];
   }
 }
 
-/** Deletes the queues nobody polled for `timeoutMs`, with their events; returns how many. */
+/**
+ * Deletes the queues nobody polled for `timeoutMs`, and prunes the log of
+ * what every queue has acknowledged and of what is older than twice that;
+ * returns how many queues.
+ */
 export async function collectIdleQueues(db: Database, timeoutMs: number): Promise<number> {
-  const { count } = await db.prisma.eventQueue.deleteMany({
-    where: { last_poll_time: { lt: new Date(Date.now() - timeoutMs) } },
-  });
+  const now = Date.now();
+  const count = await db.transaction((tx) => deleteIdleQueues(tx, new Date(now - timeoutMs)));
+  await db.transaction((tx) => pruneLog(tx, new Date(now - 2 * timeoutMs)));
   return count;
 }

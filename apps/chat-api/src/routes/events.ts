@@ -37,7 +37,7 @@ export function eventRoutes({ db, config, events }: Services) {
       async ({ realm, user, params }) => {
         const capability = (name: string) => params.client_capabilities[name] === true;
         // The queue first: whatever changes after this point reaches it as events.
-        const queueId = await createQueue(db, user, {
+        const queueId = await createQueue(db, events, user, {
           maxPerUser: config.CHAT_MAX_QUEUES_PER_USER,
           eventTypes: params.event_types,
           options: {
@@ -105,7 +105,7 @@ export function eventRoutes({ db, config, events }: Services) {
         params: { queue_id: str() },
       },
       async ({ user, params }) => {
-        await deleteQueue(db, user.id, params.queue_id);
+        await deleteQueue(db, events, user.id, params.queue_id);
         return {};
       },
     ),

@@ -2,28 +2,213 @@ import { type Kysely, sql } from "kysely";
 import type { DB } from "../../gen/kysely/tables";
 import type { Tx } from "../kysely";
 
-/** Writes a heartbeat event to queue `queueId` (numbered by the queue's counter). */
-export async function writeHeartbeat(tx: Tx, queueId: string): Promise<void> {
-  await tx.q
-    .with("queue", (db) =>
+/**
+ * The NOTIFY channel of the event system (one LISTEN connection per
+ * replica), whose payloads say: `log` (the log has events without a number),
+ * `seq:N` (the log is numbered up to N), `gone:ID` (queue ID was deleted).
+ */
+export const EVENTS_CHANNEL = "chat_events";
+/** The payload of "the log has events without a number". */
+export const LOG_NOTICE = "log";
+
+/** The sequencer's advisory lock: one numbering round at a time, across replicas. */
+const SEQUENCER_LOCK = 0x636861745f736571n; // "chat_seq"
+
+/** Most events one numbering round or one read takes. */
+export const EVENT_BATCH = 2000;
+
+/** An event of the log, numbered. */
+export interface LoggedEvent {
+  seq: number;
+  span: number;
+  user_ids: number[];
+  event_type: string;
+  payload: unknown;
+}
+
+/**
+ * Appends `payload` (an event of type `type` for `userIds`) to the log, and
+ * NOTIFYs the sequencers on commit (the same payload: PostgreSQL sends
+ * it once per transaction, however many events it wrote). No queue is
+ * touched or locked.
+ */
+export function appendEventQuery(
+  q: Kysely<DB>,
+  userIds: readonly number[],
+  type: string,
+  payload: string,
+  span: number,
+) {
+  return q
+    .with("written", (db) =>
       db
-        .updateTable("event_queues")
-        .set((eb) => ({ last_event_id: eb("last_event_id", "+", 1) }))
-        .where("id", "=", queueId)
-        .returning(["id", "last_event_id"]),
+        .insertInto("event_log")
+        .values((eb) => ({
+          user_ids: [...userIds],
+          event_type: type,
+          payload: eb.cast(eb.val(payload), "jsonb"),
+          span,
+        }))
+        .returning("id"),
     )
-    .insertInto("events")
-    .columns(["queue_id", "id", "payload"])
-    .expression((db) =>
-      db
-        .selectFrom("queue")
-        .select((eb) => [
-          "queue.id",
-          "queue.last_event_id",
-          eb.cast(eb.val('{"type":"heartbeat"}'), "jsonb").as("payload"),
-        ]),
+    .selectFrom("written")
+    .select((eb) =>
+      eb.cast(eb.fn("pg_notify", [eb.val(EVENTS_CHANNEL), eb.val(LOG_NOTICE)]), "text").as("sent"),
+    );
+}
+
+/** {@link appendEventQuery}, run on `tx` (the transaction of the change the event describes). */
+export async function appendEvent(
+  tx: Tx,
+  userIds: readonly number[],
+  type: string,
+  payload: string,
+  span: number,
+): Promise<void> {
+  await appendEventQuery(tx.q, userIds, type, payload, span).execute();
+}
+
+/**
+ * One numbering round, under the sequencer's advisory lock (rounds of all
+ * replicas run one after the other; senders never wait for it): gives the
+ * committed events without a number the next ones, in the order they were
+ * written, each taking its `span`; NOTIFYs the new last number. Returns it,
+ * or undefined when there was nothing to number.
+ */
+export async function sequenceEvents(tx: Tx): Promise<number | undefined> {
+  await sql`SELECT pg_advisory_xact_lock(${SEQUENCER_LOCK})`.execute(tx.q);
+  const result = await sql<{ last: number }>`
+    WITH todo AS (
+      SELECT id, sum(span) OVER (ORDER BY id) AS upto
+      FROM event_log WHERE seq IS NULL ORDER BY id LIMIT ${EVENT_BATCH}
+    ),
+    counter AS (SELECT last_seq FROM event_sequencer WHERE id = 1),
+    numbered AS (
+      UPDATE event_log SET seq = counter.last_seq + todo.upto
+      FROM todo, counter WHERE event_log.id = todo.id
+      RETURNING event_log.seq
+    ),
+    moved AS (
+      UPDATE event_sequencer SET last_seq = last_seq + (SELECT max(upto) FROM todo)
+      WHERE id = 1 AND EXISTS (SELECT 1 FROM todo)
+      RETURNING last_seq
     )
-    .execute();
+    SELECT last_seq::float8 AS last, pg_notify(${EVENTS_CHANNEL}, 'seq:' || last_seq)::text AS sent
+    FROM moved`.execute(tx.q);
+  return result.rows[0]?.last;
+}
+
+/** The log's last number and how far it has been pruned. */
+export async function logPosition(tx: Tx): Promise<{ last: number; pruned: number }> {
+  const result = await sql<{ last: number; pruned: number }>`
+    SELECT last_seq::float8 AS last, pruned_upto::float8 AS pruned
+    FROM event_sequencer WHERE id = 1`.execute(tx.q);
+  return result.rows[0] ?? { last: 0, pruned: 0 };
+}
+
+const logColumns = sql`seq::float8 AS seq, span, user_ids, event_type, payload`;
+
+/** The numbered events after `after`, in order (at most {@link EVENT_BATCH}). */
+export async function readLog(tx: Tx, after: number): Promise<LoggedEvent[]> {
+  const result = await sql<LoggedEvent>`
+    SELECT ${logColumns} FROM event_log
+    WHERE seq > ${after} ORDER BY seq LIMIT ${EVENT_BATCH}`.execute(tx.q);
+  return result.rows;
+}
+
+/** The numbered events after `after` for `userId`, in order (at most {@link EVENT_BATCH}). */
+export async function readLogFor(tx: Tx, userId: number, after: number): Promise<LoggedEvent[]> {
+  const result = await sql<LoggedEvent>`
+    SELECT ${logColumns} FROM event_log
+    WHERE seq > ${after} AND ${userId} = ANY(user_ids)
+    ORDER BY seq LIMIT ${EVENT_BATCH}`.execute(tx.q);
+  return result.rows;
+}
+
+/** A queue as polls need it. */
+export interface QueueRow {
+  id: string;
+  user_id: number;
+  event_types: string[];
+  all_event_types: boolean;
+  options: unknown;
+  last_event_id: number;
+}
+
+/** Queue `queueId`, if it exists. */
+export async function queueById(tx: Tx, queueId: string): Promise<QueueRow | undefined> {
+  const result = await sql<QueueRow>`
+    SELECT id, user_id, event_types, all_event_types, options, last_event_id::float8 AS last_event_id
+    FROM event_queues WHERE id = ${queueId}`.execute(tx.q);
+  return result.rows[0];
+}
+
+/**
+ * Writes what polls noted since the last call, in one statement: each
+ * queue's last poll time and acknowledged event (never moved back).
+ */
+export async function writeQueueBookkeeping(
+  tx: Tx,
+  entries: readonly { id: string; ack: number; polledAt: Date }[],
+): Promise<void> {
+  if (entries.length === 0) return;
+  await sql`
+    UPDATE event_queues AS q
+    SET last_poll_time = greatest(q.last_poll_time, v.polled_at),
+        last_event_id = greatest(q.last_event_id, v.ack)
+    FROM unnest(
+      ${entries.map((e) => e.id)}::varchar[],
+      ${entries.map((e) => e.ack)}::bigint[],
+      ${entries.map((e) => e.polledAt.toISOString())}::timestamptz[]
+    ) AS v(id, ack, polled_at)
+    WHERE q.id = v.id`.execute(tx.q);
+}
+
+/** Deletes queues matching `where` (SQL), NOTIFYing each one's id; returns how many. */
+async function deleteQueuesWhere(tx: Tx, where: ReturnType<typeof sql>): Promise<number> {
+  const result = await sql<{ sent: string }>`
+    WITH gone AS (DELETE FROM event_queues WHERE ${where} RETURNING id)
+    SELECT pg_notify(${EVENTS_CHANNEL}, 'gone:' || id)::text AS sent FROM gone`.execute(tx.q);
+  return result.rows.length;
+}
+
+/** Deletes queue `queueId` if it is `userId`'s; returns whether it did. */
+export async function deleteUserQueue(tx: Tx, userId: number, queueId: string): Promise<boolean> {
+  return (await deleteQueuesWhere(tx, sql`id = ${queueId} AND user_id = ${userId}`)) > 0;
+}
+
+/** Deletes the queues `ids`. */
+export async function deleteQueues(tx: Tx, ids: readonly string[]): Promise<void> {
+  if (ids.length > 0) await deleteQueuesWhere(tx, sql`id = ANY(${[...ids]}::varchar[])`);
+}
+
+/** Deletes the queues last polled before `before`; returns how many. */
+export async function deleteIdleQueues(tx: Tx, before: Date): Promise<number> {
+  return deleteQueuesWhere(tx, sql`last_poll_time < ${before.toISOString()}::timestamptz`);
+}
+
+/**
+ * Prunes the log: the events every queue has acknowledged (as last
+ * written), and those older than `before` whoever still waits for them
+ * (their queues are then told BAD_EVENT_QUEUE_ID). Returns how many.
+ */
+export async function pruneLog(tx: Tx, before: Date): Promise<number> {
+  const result = await sql<{ pruned: number }>`
+    WITH bound AS (
+      SELECT greatest(
+        coalesce((SELECT min(last_event_id) FROM event_queues),
+                 (SELECT last_seq FROM event_sequencer WHERE id = 1)),
+        coalesce((SELECT max(seq) FROM event_log WHERE date_created < ${before.toISOString()}::timestamptz), 0)
+      ) AS upto
+    ),
+    gone AS (DELETE FROM event_log WHERE seq <= (SELECT upto FROM bound) RETURNING seq),
+    moved AS (
+      UPDATE event_sequencer
+      SET pruned_upto = greatest(pruned_upto, (SELECT coalesce(max(seq), 0) FROM gone))
+      WHERE id = 1 RETURNING pruned_upto
+    )
+    SELECT (SELECT count(*) FROM gone)::float8 AS pruned FROM moved`.execute(tx.q);
+  return result.rows[0]?.pruned ?? 0;
 }
 
 /** Sends `payload` to the listeners of `channel` when the transaction commits (pg_notify). */
@@ -34,85 +219,4 @@ export async function notify(tx: Tx, channel: string, payload: string): Promise<
       eb.cast(eb.fn("pg_notify", [eb.val(channel), eb.val(payload)]), "text").as("sent"),
     )
     .execute();
-}
-
-/**
- * Writes `payload` (an event of type `type`) to every queue of `userIds` that
- * asked for its type, numbered by each queue's counter (row-locked by the
- * UPDATE), and NOTIFYs each queue's id on `channel` when the transaction commits.
- * An event that a queue without `bulk_message_deletion` receives as `span`
- * events (a deletion of `span` messages, one event each, as Zulip sends them)
- * takes `span` ids of that queue's counter, the stored event the last of them.
- */
-export function writeEventQuery(
-  q: Kysely<DB>,
-  userIds: readonly number[],
-  type: string,
-  payload: string,
-  channel: string,
-  span = 1,
-) {
-  const step =
-    span === 1
-      ? sql<number>`1`
-      : sql<number>`CASE WHEN coalesce((options->>'bulk_message_deletion')::boolean, false) THEN 1 ELSE ${span} END`;
-  return (
-    q
-      // The queues are locked in id order first: concurrent sends to overlapping
-      // audiences then wait for each other instead of deadlocking.
-      .with("locked", (db) =>
-        db
-          .selectFrom("event_queues")
-          .select("id")
-          .where((eb) =>
-            eb.and([
-              eb("user_id", "=", eb.fn.any(eb.val([...userIds]))),
-              eb.or([
-                eb("all_event_types", "=", true),
-                eb(eb.val(type), "=", eb.fn.any("event_types")),
-              ]),
-            ]),
-          )
-          .orderBy("id")
-          .forUpdate(),
-      )
-      .with("queues", (db) =>
-        db
-          .updateTable("event_queues")
-          .set((eb) => ({ last_event_id: eb("last_event_id", "+", step) }))
-          .where("id", "in", (eb) => eb.selectFrom("locked").select("locked.id"))
-          .returning(["id", "last_event_id"]),
-      )
-      .with("written", (db) =>
-        db
-          .insertInto("events")
-          .columns(["queue_id", "id", "payload"])
-          .expression((db) =>
-            db
-              .selectFrom("queues")
-              .select((eb) => [
-                "queues.id",
-                "queues.last_event_id",
-                eb.cast(eb.val(payload), "jsonb").as("payload"),
-              ]),
-          )
-          .returning("queue_id"),
-      )
-      .selectFrom("written")
-      .select((eb) =>
-        eb.cast(eb.fn("pg_notify", [eb.val(channel), eb.ref("queue_id")]), "text").as("sent"),
-      )
-  );
-}
-
-/** {@link writeEventQuery}, run on `tx`. */
-export async function writeEvent(
-  tx: Tx,
-  userIds: readonly number[],
-  type: string,
-  payload: string,
-  channel: string,
-  span = 1,
-): Promise<void> {
-  await writeEventQuery(tx.q, userIds, type, payload, channel, span).execute();
 }

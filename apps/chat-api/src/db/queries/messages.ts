@@ -224,3 +224,46 @@ export async function setContentFlags(
     .where("message_id", "=", messageId)
     .execute();
 }
+
+/** The active subscribers of channel `channelId` who are active users: a message's recipients. */
+export async function channelRecipients(tx: Tx, channelId: number): Promise<number[]> {
+  const rows = await tx.q
+    .selectFrom("subscriptions")
+    .innerJoin("users", "users.id", "subscriptions.user_id")
+    .select("subscriptions.user_id")
+    .where("subscriptions.channel_id", "=", channelId)
+    .where("subscriptions.active", "=", true)
+    .where("users.is_active", "=", true)
+    .execute();
+  return rows.map((r) => r.user_id);
+}
+
+/**
+ * A new message's per-recipient rows, in one statement whatever their
+ * number (two arrays, unnested): `flags[i]` for `userIds[i]`.
+ */
+export async function insertUserMessages(
+  tx: Tx,
+  messageId: number,
+  userIds: readonly number[],
+  flags: readonly bigint[],
+): Promise<void> {
+  if (userIds.length === 0) return;
+  await sql`
+    INSERT INTO user_messages (user_id, message_id, flags)
+    SELECT u, ${messageId}, f
+    FROM unnest(${[...userIds]}::int[], ${flags.map(String)}::bigint[]) AS r(u, f)`.execute(tx.q);
+}
+
+/** The alert words of `userIds`. */
+export async function alertWordsOf(
+  tx: Tx,
+  userIds: readonly number[],
+): Promise<{ user_id: number; word: string }[]> {
+  if (userIds.length === 0) return [];
+  return tx.q
+    .selectFrom("alert_words")
+    .select(["user_id", "word"])
+    .where("user_id", "=", (eb) => eb.fn.any(eb.val([...userIds])))
+    .execute();
+}
