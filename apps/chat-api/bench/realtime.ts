@@ -327,7 +327,7 @@ async function main(): Promise<void> {
         );
         outcomes.push(outcome);
         process.stdout.write(
-          `${JSON.stringify({ ...outcome, sendMs: undefined, deliveryMs: undefined, sendP99: quantile(outcome.sendMs, 0.99), deliveryP99: quantile(outcome.deliveryMs, 0.99) })}\n`,
+          `${JSON.stringify({ scenario, errors: outcome.errors, lost: outcome.lost, duplicated: outcome.duplicated, disordered: outcome.disordered, failures: outcome.failures })}\n`,
         );
       } finally {
         for (const server of servers) await server.stop();
