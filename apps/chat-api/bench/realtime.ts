@@ -26,6 +26,7 @@ const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0
 const DOCS = join(__dirname, "../../../docs/benchmarks.md");
 const EXTERNAL_URL = "http://localhost:9991";
 const MAX_USERS = 1000;
+const TS = ["--conditions=@repo/source", "--require", "@swc-node/register"];
 /** BENCH_CPU_PROF=DIR: each chat-api process writes a V8 CPU profile there when it stops. */
 const CPU_PROF = process.env.BENCH_CPU_PROF;
 
@@ -165,6 +166,10 @@ interface Outcome {
   duplicated: number;
   disordered: number;
   failures: string[];
+  /** Poll answers that carried at least one message. */
+  answers: number;
+  /** A message event as delivered (JSON), for the reference server. */
+  sample: string | undefined;
 }
 
 async function run(
@@ -177,8 +182,11 @@ async function run(
   const sentAt = new Map<number, number>();
   const received = listeners.map(() => [] as number[]);
   const eventIds = listeners.map(() => [] as number[]);
-  const deliveryMs: number[] = [];
+  /** Each delivery: the message and when it arrived (timed once every send has answered). */
+  const arrivals: [number, number][] = [];
   let errors = 0;
+  let answers = 0;
+  let sample: string | undefined;
   /** What the errors were (the first few distinct ones are reported). */
   const failures: string[] = [];
   let stop = false;
@@ -216,6 +224,7 @@ async function run(
         continue;
       }
       const now = performance.now();
+      let carried = false;
       for (const event of (reply.json.events ?? []) as {
         id: number;
         type: string;
@@ -224,13 +233,15 @@ async function run(
         eventIds[i]?.push(event.id);
         last = Math.max(last, event.id);
         if (event.type !== "message" || event.message === undefined) continue;
+        carried = true;
+        sample ??= JSON.stringify(event);
         received[i]?.push(event.message.id);
-        const at = sentAt.get(event.message.id);
-        if (at !== undefined) deliveryMs.push(now - at);
+        arrivals.push([event.message.id, now]);
         delivered += 1;
         lastDelivery = now;
         if (delivered === expected * listeners.length) allDelivered();
       }
+      if (carried) answers += 1;
     }
   });
   const sendMs: number[] = [];
@@ -284,7 +295,10 @@ async function run(
   return {
     scenario,
     sendMs,
-    deliveryMs,
+    deliveryMs: arrivals.flatMap(([id, at]) => {
+      const sent = sentAt.get(id);
+      return sent === undefined ? [] : [at - sent];
+    }),
     sendSeconds: (sent - started) / 1000,
     deliverySeconds: (lastDelivery - started) / 1000,
     errors,
@@ -292,6 +306,8 @@ async function run(
     duplicated,
     disordered,
     failures: [...new Set(failures)].slice(0, 5),
+    answers,
+    sample,
   };
 }
 
@@ -299,6 +315,7 @@ async function main(): Promise<void> {
   process.stdout.write(`filling a database with ${String(MAX_USERS)} listeners...\n`);
   const data = await createDatabase();
   const outcomes: Outcome[] = [];
+  let ceiling: { ours: Outcome; bare: Outcome } | undefined;
   try {
     for (const scenario of SCENARIOS) {
       const servers: Served[] = [];
@@ -331,6 +348,28 @@ async function main(): Promise<void> {
         );
       } finally {
         for (const server of servers) await server.stop();
+      }
+    }
+    // The ceiling: a bare node:http server answering the same long-polls from
+    // memory with the same bytes, under the same load (one sender at a time).
+    const single = outcomes
+      .filter(
+        (o) => o.scenario.senders === 1 && o.scenario.replicas === 1 && o.sample !== undefined,
+      )
+      .sort((x, y) => y.scenario.users - x.scenario.users)[0];
+    if (single !== undefined) {
+      const port = await freePort();
+      const reference = await serve("node", [...TS, join(__dirname, "poll-reference.ts")], port, {
+        PORT: String(port),
+        BENCH_EVENT: single.sample ?? "{}",
+      });
+      try {
+        ceiling = {
+          ours: single,
+          bare: await run(single.scenario, [port], data.users, data.channel),
+        };
+      } finally {
+        await reference.stop();
       }
     }
   } finally {
@@ -378,6 +417,19 @@ async function main(): Promise<void> {
       ],
       rows,
     ),
+    ...(ceiling === undefined
+      ? []
+      : [
+          "",
+          (() => {
+            const rate = (o: Outcome) => o.answers / o.deliverySeconds;
+            const { ours, bare } = ceiling;
+            return `Poll answers carrying a message, ${ours.scenario.users.toLocaleString("en-US")} long-polls, one sender at a time: chat-api ${rate(ours).toFixed(0)}/s; a bare \`node:http\` server holding the same polls and answering them from memory with the same bytes (bench/poll-reference.ts), same load in the same run: ${rate(bare).toFixed(0)}/s (its send p50 ${quantile(
+              [...bare.sendMs].sort((x, y) => x - y),
+              0.5,
+            ).toFixed(1)} ms): **${(rate(ours) / rate(bare)).toFixed(2)}x** the ceiling.`;
+          })(),
+        ]),
   ].join("\n");
   if (CHOSEN === undefined) writeSection(DOCS, "chat-realtime", markdown);
   process.stdout.write(`${markdown}\n`);
