@@ -9,26 +9,12 @@
  * order. Writes the `chat-realtime` section of docs/benchmarks.md.
  */
 import { join } from "node:path";
-import {
-  type Served,
-  freePort,
-  machine,
-  quantile,
-  serve,
-  table,
-  writeSection,
-} from "@repo/bench-kit";
-import { Client } from "pg";
-import { createSeededDatabase } from "./dataset";
-import { Agent, request } from "undici";
+import { freePort, machine, quantile, serve, table, writeSection } from "@repo/bench-kit";
+import { NO_ANSWER, type User, agent, call, createLoadRealm, startReplicas } from "./load-realm";
 
-const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const DOCS = join(__dirname, "../../../docs/benchmarks.md");
-const EXTERNAL_URL = "http://localhost:9991";
 const MAX_USERS = 1000;
 const TS = ["--conditions=@repo/source", "--require", "@swc-node/register"];
-/** BENCH_CPU_PROF=DIR: each chat-api process writes a V8 CPU profile there when it stops. */
-const CPU_PROF = process.env.BENCH_CPU_PROF;
 
 interface Scenario {
   users: number;
@@ -51,109 +37,6 @@ const SCENARIOS: Scenario[] = CHOSEN ?? [
   { users: 1000, senders: 50, perSender: 4, replicas: 1 },
   { users: 1000, senders: 50, perSender: 4, replicas: 2 },
 ];
-
-interface User {
-  id: number;
-  email: string;
-  apiKey: string;
-}
-
-/** A database of its own: the demo realm (seeded by the service) and MAX_USERS users in channel "load". */
-async function createDatabase(): Promise<{
-  url: string;
-  users: User[];
-  channel: number;
-  drop(): Promise<void>;
-}> {
-  const { url, drop } = await createSeededDatabase(ADMIN_URL, "chat_realtime");
-  const db = new Client({ connectionString: url });
-  await db.connect();
-  try {
-    const q = async <T extends Record<string, unknown>>(text: string, params: unknown[] = []) =>
-      (await db.query<T>(text, params)).rows;
-    const [realm] = await q<{ realm_id: number; group: number }>(
-      `SELECT u.realm_id, g.id AS group FROM users u
-       JOIN user_groups g ON g.realm_id = u.realm_id AND g.name = 'role:fullmembers'
-       WHERE u.email = 'hamlet@example.com'`,
-    );
-    if (realm === undefined) throw new Error("the demo realm changed");
-    const users = await q<{ id: number; email: string; api_key: string }>(
-      `INSERT INTO users (realm_id, email, delivery_email, full_name, api_key)
-       SELECT $1, 'rt' || n || '@example.com', 'rt' || n || '@example.com', 'Listener ' || n,
-              substr(md5('realtime-key-' || n), 1, 32)
-       FROM generate_series(1, $2::int) AS n
-       RETURNING id, email, api_key`,
-      [realm.realm_id, MAX_USERS],
-    );
-    await q("INSERT INTO user_group_members (group_id, user_id) SELECT $1, unnest($2::int[])", [
-      realm.group,
-      users.map((u) => u.id),
-    ]);
-    const [channel] = await q<{ id: number }>(
-      `INSERT INTO channels (realm_id, name, description, rendered_description,
-         can_add_subscribers_group_id, can_administer_channel_group_id, can_delete_any_message_group_id,
-         can_delete_own_message_group_id, can_move_messages_out_of_channel_group_id,
-         can_move_messages_within_channel_group_id, can_remove_subscribers_group_id,
-         can_resolve_topics_group_id, can_send_message_group_id, can_subscribe_group_id,
-         can_create_topic_group_id)
-       SELECT realm_id, 'load', 'The load', '<p>The load</p>',
-         can_add_subscribers_group_id, can_administer_channel_group_id, can_delete_any_message_group_id,
-         can_delete_own_message_group_id, can_move_messages_out_of_channel_group_id,
-         can_move_messages_within_channel_group_id, can_remove_subscribers_group_id,
-         can_resolve_topics_group_id, can_send_message_group_id, can_subscribe_group_id,
-         can_create_topic_group_id
-       FROM channels WHERE realm_id = $1 AND name = 'Denmark' RETURNING id`,
-      [realm.realm_id],
-    );
-    if (channel === undefined) throw new Error("could not create the channel");
-    await q(
-      `INSERT INTO subscriptions (user_id, channel_id, color)
-       SELECT unnest($1::int[]), $2, '#76ce90'`,
-      [users.map((u) => u.id), channel.id],
-    );
-    await q("ANALYZE");
-    return {
-      url,
-      users: users.map((u) => ({ id: u.id, email: u.email, apiKey: u.api_key })),
-      channel: channel.id,
-      drop,
-    };
-  } finally {
-    await db.end();
-  }
-}
-
-/** What a request that got no answer (a connection error) counts as. */
-const NO_ANSWER: { status: number; json: Record<string, unknown> } = { status: 0, json: {} };
-
-const agent = new Agent({ connections: 4096, pipelining: 0, keepAliveTimeout: 120_000 });
-
-async function call(
-  port: number,
-  user: User,
-  method: "GET" | "POST",
-  path: string,
-  form: Record<string, string>,
-): Promise<{ status: number; json: Record<string, unknown> }> {
-  const body = new URLSearchParams(form).toString();
-  const response = await request(
-    `http://127.0.0.1:${String(port)}/api/v1${path}${method === "GET" ? `?${body}` : ""}`,
-    {
-      method,
-      dispatcher: agent,
-      headers: {
-        host: "localhost",
-        authorization: `Basic ${Buffer.from(`${user.email}:${user.apiKey}`).toString("base64")}`,
-        ...(method === "POST" ? { "content-type": "application/x-www-form-urlencoded" } : {}),
-      },
-      ...(method === "POST" ? { body } : {}),
-    },
-  );
-  return {
-    status: response.statusCode,
-    json: (await response.body.json()) as Record<string, unknown>,
-  };
-}
 
 interface Outcome {
   scenario: Scenario;
@@ -313,34 +196,19 @@ async function run(
 
 async function main(): Promise<void> {
   process.stdout.write(`filling a database with ${String(MAX_USERS)} listeners...\n`);
-  const data = await createDatabase();
+  const data = await createLoadRealm("chat_realtime", MAX_USERS, 1, () => [0]);
+  const channel = data.channels[0] ?? 0;
   const outcomes: Outcome[] = [];
   let ceiling: { ours: Outcome; bare: Outcome } | undefined;
   try {
     for (const scenario of SCENARIOS) {
-      const servers: Served[] = [];
-      for (let r = 0; r < scenario.replicas; r++) {
-        const port = await freePort();
-        const profile = CPU_PROF === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF}`];
-        servers.push(
-          await serve("node", [...profile, join(__dirname, "../dist/index.js")], port, {
-            DATABASE_URL: data.url,
-            NODE_ENV: "production",
-            PORT: String(port),
-            CHAT_HOST: "127.0.0.1",
-            CHAT_METRICS_PORT: String(await freePort()),
-            CHAT_EXTERNAL_URL: EXTERNAL_URL,
-            CHAT_RATE_LIMIT: "false",
-            CHAT_MAX_POLLS_PER_USER: "100",
-          }),
-        );
-      }
+      const servers = await startReplicas(data.url, scenario.replicas);
       try {
         const outcome = await run(
           scenario,
           servers.map((s) => s.port),
           data.users,
-          data.channel,
+          channel,
         );
         outcomes.push(outcome);
         process.stdout.write(
@@ -366,7 +234,7 @@ async function main(): Promise<void> {
       try {
         ceiling = {
           ours: single,
-          bare: await run(single.scenario, [port], data.users, data.channel),
+          bare: await run(single.scenario, [port], data.users, channel),
         };
       } finally {
         await reference.stop();

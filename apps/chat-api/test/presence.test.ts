@@ -215,3 +215,55 @@ describe("presence limited to accessible users (CAN_ACCESS_ALL_USERS_GROUP_LIMIT
     ]);
   });
 });
+
+describe("presence events in a big realm (CHAT_PRESENCE_EVENTS_USER_LIMIT)", () => {
+  let server: TestServer;
+  let cast: Cast;
+
+  beforeAll(async () => {
+    // The demo realm's active users are more than 3: it counts as big here.
+    server = await startTestServer({ env: { CHAT_PRESENCE_EVENTS_USER_LIMIT: "3" } });
+    cast = await loadCast(server, PEOPLE);
+  });
+
+  afterAll(() => server.close());
+
+  it("sends no presence event past the limit; the minute's ping tells of the change", async () => {
+    const queue = (
+      await server.call("POST", "/api/v1/register", {
+        ...cast.as("cordelia"),
+        form: { event_types: ["presence", "message"] },
+      })
+    ).body.queue_id as string;
+    const seen = (
+      await server.call("POST", "/api/v1/users/me/presence", {
+        ...cast.as("cordelia"),
+        form: { status: "active", last_update_id: -1 },
+      })
+    ).body.presence_last_update_id as number;
+    await server.call("POST", "/api/v1/users/me/presence", {
+      ...cast.as("othello"),
+      form: { status: "active" },
+    });
+    // A message after the change: the queue has it, and nothing about presence.
+    await server.call("POST", "/api/v1/messages", {
+      ...cast.as("othello"),
+      form: { type: "direct", to: JSON.stringify([cast.id("cordelia")]), content: "hi" },
+    });
+    const events = (
+      await server.call("GET", "/api/v1/events", {
+        ...cast.as("cordelia"),
+        query: { queue_id: queue, last_event_id: -1, dont_block: true },
+      })
+    ).body.events as { type: string }[];
+    expect(events.map((e) => e.type)).toEqual(["message"]);
+    const ping = await server.call("POST", "/api/v1/users/me/presence", {
+      ...cast.as("cordelia"),
+      form: { status: "active", last_update_id: seen },
+    });
+    // Changes since her last ping: Othello's, and her own (this ping).
+    expect(Object.keys(ping.body.presences as object).sort()).toEqual(
+      [cast.id("othello"), cast.id("cordelia")].map(String).sort(),
+    );
+  });
+});

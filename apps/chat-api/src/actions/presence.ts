@@ -10,6 +10,7 @@ import {
   channelPeers,
   nextPresenceUpdateId,
   presenceAudience,
+  recentPresenceTimes,
   recentPresences,
 } from "../db/queries/presence";
 
@@ -41,24 +42,18 @@ export function legacyPresence(p: Presence) {
   return { website: { ...entry, pushable: false }, aggregated: entry };
 }
 
-/** The modern form (`last_update_id` clients): the last active and idle times. */
-export function modernPresence(p: Presence) {
-  return {
-    active_timestamp: p.last_active_time === null ? 0 : seconds(p.last_active_time),
-    idle_timestamp: seconds(p.last_connected_time),
-  };
-}
-
 /**
  * Records the caller's presence (`active` updates both times, `idle` only the
  * connection time) with a new update number, in one transaction; when the
- * status changed or the user was offline, the realm hears a `presence` event.
+ * status changed or the user was offline, the realm hears a `presence` event
+ * unless its audience is over `eventsUserLimit` (Zulip's rule: such events
+ * cost quadratic work in big realms, whose clients ping every minute).
  */
 export async function doUpdatePresence(
   db: Database,
   user: AuthedUser,
   status: "active" | "idle",
-  limitToAccessible: boolean,
+  limits: { limitToAccessible: boolean; eventsUserLimit: number },
 ): Promise<void> {
   await db.transaction(async (tx) => {
     const now = new Date();
@@ -81,9 +76,10 @@ export async function doUpdatePresence(
       presenceStatus(before) !== status ||
       now.getTime() - before.last_connected_time.getTime() > OFFLINE_THRESHOLD_MS;
     if (!changed) return;
-    const audience = limitToAccessible
+    const audience = limits.limitToAccessible
       ? await presenceAudience(tx, user.realm_id, user.id)
       : await realmAudience(tx, user.realm_id);
+    if (audience.length > limits.eventsUserLimit) return;
     await sendEvent(tx, audience, {
       type: "presence",
       user_id: user.id,
@@ -114,9 +110,28 @@ export async function realmPresences(
   viewer: AuthedUser,
   query: PresenceQuery,
 ): Promise<(Presence & { email: string })[]> {
-  const since = new Date(Date.now() - (query.historyDays ?? PRESENCE_HISTORY_DAYS) * 86_400_000);
   // Kysely: every client polls this, and Prisma's per-row cost was most of its time.
-  const rows = await recentPresences(tx, viewer.realm_id, since, query.afterUpdateId);
+  return visiblePresences(tx, viewer, query, recentPresences);
+}
+
+/** {@link realmPresences} in the modern form (`last_update_id` clients), by the database. */
+export async function realmPresenceTimes(
+  tx: Tx,
+  viewer: AuthedUser,
+  query: PresenceQuery,
+): Promise<{ user_id: number; active_timestamp: number; idle_timestamp: number }[]> {
+  return visiblePresences(tx, viewer, query, recentPresenceTimes);
+}
+
+/** The rows `read` finds for `query` that `viewer` may see. */
+async function visiblePresences<Row extends { user_id: number }>(
+  tx: Tx,
+  viewer: AuthedUser,
+  query: PresenceQuery,
+  read: (tx: Tx, realmId: number, since: Date, afterUpdateId: number | undefined) => Promise<Row[]>,
+): Promise<Row[]> {
+  const since = new Date(Date.now() - (query.historyDays ?? PRESENCE_HISTORY_DAYS) * 86_400_000);
+  const rows = await read(tx, viewer.realm_id, since, query.afterUpdateId);
   const accessible = await presenceAccess(tx, viewer, query.limitToAccessible);
   return accessible === "everyone" ? rows : rows.filter((row) => accessible.has(row.user_id));
 }

@@ -41,6 +41,8 @@ export interface QueueInfo extends QueueRow {
 
 interface Waiter {
   queueId: string;
+  /** The event types its queue receives (undefined: all): other events do not wake it. */
+  types: Set<string> | undefined;
   wake(): void;
 }
 
@@ -60,7 +62,7 @@ interface Waiter {
 export class EventHub {
   private readonly waitersByUser = new Map<number, Set<Waiter>>();
   private readonly queues = new Map<string, QueueInfo>();
-  private readonly bookkeeping = new Map<string, { ack: number; polledAt: Date }>();
+  private readonly bookkeeping = new Map<string, { userId: number; ack: number; polledAt: Date }>();
   private readonly unlistens: (() => Promise<void>)[] = [];
   private readonly timers: NodeJS.Timeout[] = [];
   private closed = false;
@@ -212,7 +214,11 @@ export class EventHub {
   /** Notes a poll of `queue` acknowledging up to `ack`, to be written with the next batch. */
   notePoll(queue: QueueInfo, ack: number): void {
     queue.last_event_id = Math.max(queue.last_event_id, ack);
-    this.bookkeeping.set(queue.id, { ack: queue.last_event_id, polledAt: new Date() });
+    this.bookkeeping.set(queue.id, {
+      userId: queue.user_id,
+      ack: queue.last_event_id,
+      polledAt: new Date(),
+    });
   }
 
   /** Forgets queue `queueId` (deleted on some replica) and wakes its polls. */
@@ -223,11 +229,19 @@ export class EventHub {
       for (const waiter of [...set]) if (waiter.queueId === queueId) waiter.wake();
   }
 
-  /** Writes the polls' bookkeeping noted so far (every few seconds, and before a registration picks queues to collect). */
-  async flushBookkeeping(): Promise<void> {
-    if (this.bookkeeping.size === 0) return;
-    const entries = [...this.bookkeeping].map(([id, v]) => ({ id, ...v }));
-    this.bookkeeping.clear();
+  /**
+   * Writes the polls' bookkeeping noted so far (every few seconds), or only
+   * that of `userId`'s queues (before a registration of theirs picks queues
+   * to collect).
+   */
+  async flushBookkeeping(userId?: number): Promise<void> {
+    const entries: { id: string; ack: number; polledAt: Date }[] = [];
+    for (const [id, entry] of this.bookkeeping) {
+      if (userId !== undefined && entry.userId !== userId) continue;
+      entries.push({ id, ack: entry.ack, polledAt: entry.polledAt });
+      this.bookkeeping.delete(id);
+    }
+    if (entries.length === 0) return;
     await writeQueueBookkeeping(this.db, entries).catch((error: unknown) => {
       this.logger.warn({ err: error }, "could not write event queue bookkeeping");
     });
@@ -258,7 +272,8 @@ export class EventHub {
   }
 
   /**
-   * A wait for events of `userId`'s queue `queueId`: register it before
+   * A wait for events of `userId`'s queue `queueId` (of `types`; undefined:
+   * all): register it before
    * looking for events (so that one arriving in between still wakes it),
    * then await `until(timeoutMs)`, which resolves `true` when woken, `false`
    * on timeout or when `signal` aborts. `cancel` forgets it.
@@ -266,6 +281,7 @@ export class EventHub {
   watch(
     userId: number,
     queueId: string,
+    types: Set<string> | undefined,
   ): {
     until(timeoutMs: number, signal?: AbortSignal): Promise<boolean>;
     cancel(): void;
@@ -276,6 +292,7 @@ export class EventHub {
     };
     const waiter: Waiter = {
       queueId,
+      types,
       wake: () => {
         notify();
       },
@@ -426,7 +443,8 @@ export class EventHub {
       this.tail.push(event);
       this.lastSeq = event.seq;
       for (const userId of event.user_ids)
-        for (const waiter of this.waitersByUser.get(userId) ?? []) woken.add(waiter);
+        for (const waiter of this.waitersByUser.get(userId) ?? [])
+          if (waiter.types === undefined || waiter.types.has(event.event_type)) woken.add(waiter);
     }
     if (this.tail.length > TAIL_EVENTS) {
       const dropped = this.tail.splice(0, this.tail.length - TAIL_EVENTS);

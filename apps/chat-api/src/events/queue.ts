@@ -103,7 +103,7 @@ export async function createQueue(
 ): Promise<string> {
   const id = randomUUID();
   // The queues polled least recently are collected first: their poll times written now.
-  await hub.flushBookkeeping();
+  await hub.flushBookkeeping(user.id);
   const start = await db.transaction(async (tx) => {
     // One registration at a time per user, so that concurrent ones cannot pass the cap
     // (NO KEY UPDATE: rows that merely reference the user, such as new messages, do not wait).
@@ -204,13 +204,18 @@ export async function pollEvents(
   const after = queue.last_event_id;
   // Events it has not acknowledged were pruned: the client must register again.
   if (after < hub.prunedUpTo) throw badQueue(queueId);
+  // Events up to `scanned` were looked at and none was for the queue: a woken poll reads past them.
+  let scanned = after;
   const read = async (): Promise<ChatEvent[]> => {
-    const held = hub.held(userId, after);
-    return eventsOf(queue, held ?? (await readLogFor(db, userId, after)), after);
+    const upTo = hub.position;
+    const held = hub.held(userId, scanned);
+    const found = eventsOf(queue, held ?? (await readLogFor(db, userId, scanned)), after);
+    scanned = Math.max(scanned, upTo);
+    return found;
   };
   const deadline = Date.now() + poll.heartbeatMs;
   for (;;) {
-    const watch = hub.watch(userId, queueId);
+    const watch = hub.watch(userId, queueId, queue.types);
     await current().catch((error: unknown) => {
       watch.cancel();
       throw error;

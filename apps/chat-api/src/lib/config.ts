@@ -43,6 +43,12 @@ const schema = z.object({
     .default("128MB"),
   CHAT_WEB_PUBLIC_STREAMS_ENABLED: flag.default(false),
   CHAT_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE: flag.default(false),
+  /**
+   * Zulip's USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS: past this many
+   * users in a presence change's audience, no `presence` event is sent
+   * (clients learn of it from their minute's presence ping).
+   */
+  CHAT_PRESENCE_EVENTS_USER_LIMIT: z.coerce.number().int().min(0).default(100),
   CHAT_PUSH_BOUNCER_URL: z
     .url({ protocol: /^https?$/, error: "must be an http(s) URL" })
     .optional(),

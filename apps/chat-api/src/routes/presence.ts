@@ -3,7 +3,7 @@ import {
   MAX_HISTORY_DAYS,
   lastPresenceUpdateId,
   legacyPresence,
-  modernPresence,
+  realmPresenceTimes,
   realmPresences,
   userPresence,
 } from "../actions/presence";
@@ -31,28 +31,40 @@ export function presenceRoutes({ db, config }: Services) {
         },
       },
       async ({ user, params }) => {
-        await doUpdatePresence(db, user, params.status, limitToAccessible);
+        await doUpdatePresence(db, user, params.status, {
+          limitToAccessible,
+          eventsUserLimit: config.CHAT_PRESENCE_EVENTS_USER_LIMIT,
+        });
         if (params.ping_only) return {};
         const lastUpdateId = params.last_update_id;
-        const modern = lastUpdateId !== undefined;
-        const rows = await realmPresences(db, user, {
+        const query = {
           limitToAccessible,
-          ...(modern && lastUpdateId >= 0 ? { afterUpdateId: lastUpdateId } : {}),
           ...(params.history_limit_days === undefined
             ? {}
             : { historyDays: params.history_limit_days }),
-        });
-        return {
-          ...(modern
-            ? { presence_last_update_id: await lastPresenceUpdateId(db, user.realm_id) }
-            : {}),
-          server_timestamp: Date.now() / 1000,
-          presences: Object.fromEntries(
-            rows.map((p): [string, object] =>
-              modern
-                ? [String(p.user_id), modernPresence(p)]
-                : [params.slim_presence ? String(p.user_id) : p.email, legacyPresence(p)],
+        };
+        const serverTimestamp = Date.now() / 1000;
+        if (lastUpdateId !== undefined) {
+          const rows = await realmPresenceTimes(db, user, {
+            ...query,
+            ...(lastUpdateId >= 0 ? { afterUpdateId: lastUpdateId } : {}),
+          });
+          return {
+            presence_last_update_id: await lastPresenceUpdateId(db, user.realm_id),
+            server_timestamp: serverTimestamp,
+            presences: Object.fromEntries(
+              rows.map(({ user_id, ...times }) => [String(user_id), times]),
             ),
+          };
+        }
+        const rows = await realmPresences(db, user, query);
+        return {
+          server_timestamp: serverTimestamp,
+          presences: Object.fromEntries(
+            rows.map((p) => [
+              params.slim_presence ? String(p.user_id) : p.email,
+              legacyPresence(p),
+            ]),
           ),
         };
       },

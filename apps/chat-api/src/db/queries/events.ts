@@ -152,14 +152,16 @@ export async function writeQueueBookkeeping(
   entries: readonly { id: string; ack: number; polledAt: Date }[],
 ): Promise<void> {
   if (entries.length === 0) return;
+  // Entries in id order: concurrent batches (two replicas) take row locks in the same order.
+  const sorted = [...entries].sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
   await sql`
     UPDATE event_queues AS q
     SET last_poll_time = greatest(q.last_poll_time, v.polled_at),
         last_event_id = greatest(q.last_event_id, v.ack)
     FROM unnest(
-      ${entries.map((e) => e.id)}::varchar[],
-      ${entries.map((e) => e.ack)}::bigint[],
-      ${entries.map((e) => e.polledAt.toISOString())}::timestamptz[]
+      ${sorted.map((e) => e.id)}::varchar[],
+      ${sorted.map((e) => e.ack)}::bigint[],
+      ${sorted.map((e) => e.polledAt.toISOString())}::timestamptz[]
     ) AS v(id, ack, polled_at)
     WHERE q.id = v.id`.execute(tx.q);
 }

@@ -1,0 +1,187 @@
+/**
+ * What the real-time benchmarks share: a database with users and channels
+ * for a load, chat-api replicas started on it, and one HTTP call as a Zulip
+ * client makes it (Basic authentication, form bodies) over loopback.
+ */
+import { join } from "node:path";
+import { type Served, freePort, serve } from "@repo/bench-kit";
+import { Client } from "pg";
+import { Agent, errors, request } from "undici";
+import { createSeededDatabase } from "./dataset";
+
+export const ADMIN_URL =
+  process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+const EXTERNAL_URL = "http://localhost:9991";
+
+/** A user of the load. */
+export interface User {
+  id: number;
+  email: string;
+  apiKey: string;
+}
+
+/** A database of its own for a load. */
+export interface LoadRealm {
+  url: string;
+  users: User[];
+  /** The load's channels, in creation order. */
+  channels: number[];
+  /** The channels of each user (indexes into `channels`), by user index. */
+  subscriptions: number[][];
+  drop(): Promise<void>;
+}
+
+/**
+ * Creates a database with the demo realm (seeded by the service), `users`
+ * more users (full members) and `channels` channels named `load-N`; user i
+ * is subscribed to the channels `subscribe(i)` names (indexes).
+ */
+export async function createLoadRealm(
+  prefix: string,
+  users: number,
+  channels: number,
+  subscribe: (user: number) => number[],
+): Promise<LoadRealm> {
+  const { url, drop } = await createSeededDatabase(ADMIN_URL, prefix);
+  const db = new Client({ connectionString: url });
+  await db.connect();
+  try {
+    const q = async <T extends Record<string, unknown>>(text: string, params: unknown[] = []) =>
+      (await db.query<T>(text, params)).rows;
+    const [realm] = await q<{ realm_id: number; group: number }>(
+      `SELECT u.realm_id, g.id AS group FROM users u
+       JOIN user_groups g ON g.realm_id = u.realm_id AND g.name = 'role:fullmembers'
+       WHERE u.email = 'hamlet@example.com'`,
+    );
+    if (realm === undefined) throw new Error("the demo realm changed");
+    const rows = await q<{ id: number; email: string; api_key: string }>(
+      `INSERT INTO users (realm_id, email, delivery_email, full_name, api_key)
+       SELECT $1, 'rt' || n || '@example.com', 'rt' || n || '@example.com', 'Listener ' || n,
+              substr(md5('realtime-key-' || n), 1, 32)
+       FROM generate_series(1, $2::int) AS n ORDER BY n
+       RETURNING id, email, api_key`,
+      [realm.realm_id, users],
+    );
+    await q("INSERT INTO user_group_members (group_id, user_id) SELECT $1, unnest($2::int[])", [
+      realm.group,
+      rows.map((u) => u.id),
+    ]);
+    const created = await q<{ id: number }>(
+      `INSERT INTO channels (realm_id, name, description, rendered_description,
+         can_add_subscribers_group_id, can_administer_channel_group_id, can_delete_any_message_group_id,
+         can_delete_own_message_group_id, can_move_messages_out_of_channel_group_id,
+         can_move_messages_within_channel_group_id, can_remove_subscribers_group_id,
+         can_resolve_topics_group_id, can_send_message_group_id, can_subscribe_group_id,
+         can_create_topic_group_id)
+       SELECT realm_id, 'load-' || n, 'The load', '<p>The load</p>',
+         can_add_subscribers_group_id, can_administer_channel_group_id, can_delete_any_message_group_id,
+         can_delete_own_message_group_id, can_move_messages_out_of_channel_group_id,
+         can_move_messages_within_channel_group_id, can_remove_subscribers_group_id,
+         can_resolve_topics_group_id, can_send_message_group_id, can_subscribe_group_id,
+         can_create_topic_group_id
+       FROM channels, generate_series(1, $2::int) AS n
+       WHERE realm_id = $1 AND name = 'Denmark' ORDER BY n RETURNING id`,
+      [realm.realm_id, channels],
+    );
+    if (created.length !== channels) throw new Error("could not create the channels");
+    const subscriptions = rows.map((_, i) => [...new Set(subscribe(i))]);
+    const pairs = subscriptions.flatMap((list, i) =>
+      list.map((c) => [rows[i]?.id ?? 0, created[c]?.id ?? 0] as const),
+    );
+    await q(
+      `INSERT INTO subscriptions (user_id, channel_id, color)
+       SELECT unnest($1::int[]), unnest($2::int[]), '#76ce90'`,
+      [pairs.map((p) => p[0]), pairs.map((p) => p[1])],
+    );
+    await q("ANALYZE");
+    return {
+      url,
+      users: rows.map((u) => ({ id: u.id, email: u.email, apiKey: u.api_key })),
+      channels: created.map((c) => c.id),
+      subscriptions,
+      drop,
+    };
+  } finally {
+    await db.end();
+  }
+}
+
+/** BENCH_CPU_PROF=DIR: each chat-api process writes a V8 CPU profile there when it stops. */
+const CPU_PROF = process.env.BENCH_CPU_PROF;
+
+/** Starts `replicas` chat-api processes (production, rate limit off) on the database `url`. */
+export async function startReplicas(url: string, replicas: number): Promise<Served[]> {
+  const servers: Served[] = [];
+  for (let r = 0; r < replicas; r++) {
+    const port = await freePort();
+    const profile = CPU_PROF === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF}`];
+    servers.push(
+      await serve("node", [...profile, join(__dirname, "../dist/index.js")], port, {
+        DATABASE_URL: url,
+        NODE_ENV: "production",
+        PORT: String(port),
+        CHAT_HOST: "127.0.0.1",
+        CHAT_METRICS_PORT: String(await freePort()),
+        CHAT_EXTERNAL_URL: EXTERNAL_URL,
+        CHAT_RATE_LIMIT: "false",
+        CHAT_MAX_POLLS_PER_USER: "100",
+      }),
+    );
+  }
+  return servers;
+}
+
+/** What a request that got no answer (a connection error, a time-out) counts as. */
+export const NO_ANSWER: { status: number; json: Record<string, unknown> } = {
+  status: 0,
+  json: {},
+};
+
+/** The connections of the load (keep-alive, one request at a time each). */
+export const agent = new Agent({ connections: 8192, pipelining: 0, keepAliveTimeout: 120_000 });
+
+/** Whether `error` is a time-out of {@link call}. */
+export function timedOut(error: unknown): boolean {
+  return (
+    error instanceof errors.HeadersTimeoutError ||
+    error instanceof errors.BodyTimeoutError ||
+    (typeof error === "object" &&
+      error !== null &&
+      "name" in error &&
+      error.name === "TimeoutError")
+  );
+}
+
+/**
+ * `method /api/v1<path>` on chat-api at `port` as `user`, `form` as the
+ * query (GET) or the body (POST); rejects on a connection error or after
+ * `timeoutMs`.
+ */
+export async function call(
+  port: number,
+  user: User,
+  method: "GET" | "POST",
+  path: string,
+  form: Record<string, string>,
+  timeoutMs?: number,
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  const body = new URLSearchParams(form).toString();
+  const response = await request(
+    `http://127.0.0.1:${String(port)}/api/v1${path}${method === "GET" ? `?${body}` : ""}`,
+    {
+      method,
+      dispatcher: agent,
+      headers: {
+        host: "localhost",
+        authorization: `Basic ${Buffer.from(`${user.email}:${user.apiKey}`).toString("base64")}`,
+        ...(method === "POST" ? { "content-type": "application/x-www-form-urlencoded" } : {}),
+      },
+      ...(method === "POST" ? { body } : {}),
+      ...(timeoutMs === undefined ? {} : { signal: AbortSignal.timeout(timeoutMs) }),
+    },
+  );
+  return {
+    status: response.statusCode,
+    json: (await response.body.json()) as Record<string, unknown>,
+  };
+}

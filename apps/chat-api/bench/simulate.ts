@@ -1,0 +1,484 @@
+/**
+ * The load simulator (issue 25), modelled on Mattermost's load tool:
+ * simulated users, each with an event queue (`POST /register`) and a
+ * long-poll (`GET /events`) always open, who act at random (exponential
+ * pauses, `actionSeconds` on average): send a channel message, send a
+ * direct message, mark what they received as read, fetch a channel's
+ * history; and report their presence every minute, as Zulip's clients do
+ * (a modern client's: `slim_presence`, and `last_update_id` from the
+ * previous answer, so that it hears only of changes).
+ * Users are added `step` at a time, every `stepSeconds`, until one of
+ * Mattermost's thresholds is crossed over a step (average request time past
+ * 100 ms, p99 past 2 s, or 5xx answers and time-outs past 0.025 % of
+ * requests) or `maxUsers` are connected. Every delivered message is checked:
+ * each queue registered before a send began receives it once, no queue of
+ * someone outside its audience receives it, ids increase per queue.
+ *
+ * BENCH_SIM=maxUsers:step:stepSeconds:actionSeconds changes the settings
+ * (the report is not written then). Writes the `chat-simulation` section of
+ * docs/benchmarks.md.
+ */
+import { join } from "node:path";
+import { readFileSync } from "node:fs";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { machine, quantile, table, writeSection } from "@repo/bench-kit";
+import {
+  NO_ANSWER,
+  type User,
+  agent,
+  call,
+  createLoadRealm,
+  startReplicas,
+  timedOut,
+} from "./load-realm";
+
+const DOCS = join(__dirname, "../../../docs/benchmarks.md");
+const CHANNELS = 40;
+/** Each user's channels (indexes), about three. */
+const channelsOf = (i: number) => [i % CHANNELS, (i * 7 + 11) % CHANNELS, (i * 13 + 29) % CHANNELS];
+const PRESENCE_SECONDS = 60;
+/** How long a request (not a long-poll) may take before it counts as timed out. */
+const REQUEST_TIMEOUT_MS = 10_000;
+/** Mattermost's thresholds. */
+const LIMITS = { averageMs: 100, p99Ms: 2000, failedShare: 0.00025 };
+
+const CUSTOM = process.env.BENCH_SIM?.split(":").map(Number);
+const SETTINGS = {
+  maxUsers: CUSTOM?.[0] ?? 3000,
+  step: CUSTOM?.[1] ?? 250,
+  stepSeconds: CUSTOM?.[2] ?? 15,
+  actionSeconds: CUSTOM?.[3] ?? 30,
+};
+
+/** One request of a simulated user (long-polls excepted). */
+interface Done {
+  at: number;
+  ms: number;
+  kind: string;
+  /** HTTP status; 0: no answer (a connection error or a time-out). */
+  status: number;
+}
+
+const requests: Done[] = [];
+/** Each delivered message event: message, receiving user (index), arrival. */
+const arrivals: { message: number; user: number; at: number }[] = [];
+/** Each message sent: when its send began, its audience (user indexes) and who sent it. */
+const sends = new Map<number, { at: number; audience: readonly number[] }>();
+let pollFailures = 0;
+const failures = new Set<string>();
+/** Set when the simulation ends (what fails after is not counted). */
+const run = { stopping: false };
+const stopped = (): boolean => run.stopping;
+/** Sends under way. */
+const inFlight = { sends: 0 };
+
+/** A simulated user: its queue, what it received, its next actions. */
+class SimUser {
+  queue = "";
+  /** When its registration answered (it receives what is sent after). */
+  registeredAt = Infinity;
+  lastEventId = -1;
+  disordered = 0;
+  unread: number[] = [];
+  private readonly timers = new Set<NodeJS.Timeout>();
+
+  constructor(
+    readonly index: number,
+    readonly user: User,
+    private readonly port: number,
+    private readonly world: World,
+  ) {}
+
+  private async request(
+    kind: string,
+    method: "GET" | "POST",
+    path: string,
+    form: Record<string, string>,
+  ): Promise<{ status: number; json: Record<string, unknown> }> {
+    const at = performance.now();
+    const reply = await call(this.port, this.user, method, path, form, REQUEST_TIMEOUT_MS).catch(
+      (error: unknown) => {
+        if (!stopped()) failures.add(`${kind}: ${timedOut(error) ? "timed out" : String(error)}`);
+        return NO_ANSWER;
+      },
+    );
+    if (stopped()) return reply;
+    requests.push({ at, ms: performance.now() - at, kind, status: reply.status });
+    if (reply.status !== 200 && reply.status !== 0)
+      failures.add(`${kind}: HTTP ${String(reply.status)} ${JSON.stringify(reply.json)}`);
+    return reply;
+  }
+
+  async start(): Promise<void> {
+    const reply = await this.request("register", "POST", "/register", {
+      event_types: '["message","update_message_flags"]',
+    });
+    if (reply.status !== 200) return;
+    this.queue = String(reply.json.queue_id);
+    this.registeredAt = performance.now();
+    void this.poll();
+    void this.presence();
+    this.schedule();
+  }
+
+  /** Set by {@link stop}: no more actions (the long-poll goes on). */
+  private quiet = false;
+
+  stop(): void {
+    this.quiet = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+  }
+
+  /** Runs `task` after `ms` unless the simulation stops first. */
+  private after(ms: number, task: () => Promise<void>): void {
+    if (this.quiet) return;
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      if (!stopped()) void task();
+    }, ms);
+    this.timers.add(timer);
+  }
+
+  private schedule(): void {
+    const pause = -Math.log(1 - Math.random()) * SETTINGS.actionSeconds * 1000;
+    this.after(pause, async () => {
+      await this.act();
+      this.schedule();
+    });
+  }
+
+  /** The last presence change this user has heard of (a modern client's `last_update_id`). */
+  private presenceSeen = -1;
+
+  private async presence(): Promise<void> {
+    const reply = await this.request("presence", "POST", "/users/me/presence", {
+      status: "active",
+      new_user_input: "true",
+      slim_presence: "true",
+      last_update_id: String(this.presenceSeen),
+    });
+    const seen = reply.json.presence_last_update_id;
+    if (typeof seen === "number") this.presenceSeen = seen;
+    this.after(PRESENCE_SECONDS * 1000, () => this.presence());
+  }
+
+  /** One action, chosen at random with Mattermost-like weights. */
+  private async act(): Promise<void> {
+    const channels = this.world.subscriptions[this.index] ?? [];
+    const channel = channels[Math.floor(Math.random() * channels.length)] ?? 0;
+    const roll = Math.random() * 9;
+    if (roll < 4 && this.unread.length > 0) {
+      const ids = this.unread.splice(0, 100);
+      await this.request("mark read", "POST", "/messages/flags", {
+        messages: JSON.stringify(ids),
+        op: "add",
+        flag: "read",
+      });
+    } else if (roll < 6) {
+      await this.request("fetch history", "GET", "/messages", {
+        anchor: "newest",
+        num_before: "20",
+        num_after: "0",
+        narrow: JSON.stringify([
+          { operator: "channel", operand: this.world.channels[channel] ?? 0 },
+        ]),
+      });
+    } else if (roll < 8) {
+      const audience = this.world
+        .active()
+        .filter((u) => this.world.subscriptions[u.index]?.includes(channel) === true || u === this);
+      await this.send(audience, {
+        type: "stream",
+        to: String(this.world.channels[channel] ?? 0),
+        topic: `topic ${String(Math.floor(Math.random() * 5))}`,
+        content: `A message from **${this.user.email}** to channel ${String(channel)}.`,
+      });
+    } else {
+      const others = this.world.active();
+      const other = others[Math.floor(Math.random() * others.length)] ?? this;
+      await this.send([...new Set([this, other])], {
+        type: "direct",
+        to: JSON.stringify([other.user.id]),
+        content: "A direct message.",
+      });
+    }
+  }
+
+  private async send(audience: SimUser[], form: Record<string, string>): Promise<void> {
+    const at = performance.now();
+    const expected = audience.filter((u) => u.registeredAt < at).map((u) => u.index);
+    inFlight.sends += 1;
+    const reply = await this.request(`send ${form.type ?? ""}`, "POST", "/messages", form);
+    inFlight.sends -= 1;
+    if (reply.status === 200) sends.set(Number(reply.json.id), { at, audience: expected });
+  }
+
+  private async poll(): Promise<void> {
+    while (!stopped()) {
+      const reply = await call(this.port, this.user, "GET", "/events", {
+        queue_id: this.queue,
+        last_event_id: String(this.lastEventId),
+      }).catch((error: unknown) => {
+        if (!stopped()) failures.add(`poll: ${String(error)}`);
+        return NO_ANSWER;
+      });
+      if (stopped()) return;
+      if (reply.status !== 200) {
+        pollFailures += 1;
+        if (reply.status !== 0)
+          failures.add(`poll: HTTP ${String(reply.status)} ${JSON.stringify(reply.json)}`);
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        continue;
+      }
+      const now = performance.now();
+      for (const event of (reply.json.events ?? []) as {
+        id: number;
+        type: string;
+        message?: { id: number };
+      }[]) {
+        if (event.id <= this.lastEventId) this.disordered += 1;
+        this.lastEventId = Math.max(this.lastEventId, event.id);
+        if (event.type !== "message" || event.message === undefined) continue;
+        arrivals.push({ message: event.message.id, user: this.index, at: now });
+        this.unread.push(event.message.id);
+        if (this.unread.length > 1000) this.unread.splice(0, this.unread.length - 1000);
+      }
+    }
+  }
+}
+
+/** The simulated users and what they share. */
+class World {
+  readonly users: SimUser[] = [];
+  private activeCache: SimUser[] | undefined;
+
+  constructor(
+    readonly channels: number[],
+    readonly subscriptions: number[][],
+  ) {}
+
+  /** Users whose queue is registered. */
+  active(): SimUser[] {
+    this.activeCache ??= this.users.filter((u) => u.queue !== "");
+    return this.activeCache;
+  }
+
+  changed(): void {
+    this.activeCache = undefined;
+  }
+}
+
+/** Busy and total jiffies of the machine (/proc/stat). */
+function cpuTimes(): { busy: number; total: number } {
+  const line = readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "";
+  const values = line.trim().split(/\s+/).slice(1).map(Number);
+  const total = values.reduce((sum, v) => sum + v, 0);
+  const idle = (values[3] ?? 0) + (values[4] ?? 0);
+  return { busy: total - idle, total };
+}
+
+interface Step {
+  users: number;
+  requestsPerSecond: number;
+  averageMs: number;
+  p99Ms: number;
+  failed: number;
+  requests: number;
+  messagesPerSecond: number;
+  deliveriesPerSecond: number;
+  deliveryP50: number;
+  deliveryP99: number;
+  cpu: number;
+  loopP99: number;
+  crossed: string[];
+}
+
+async function main(): Promise<void> {
+  process.stdout.write(`filling a database with ${String(SETTINGS.maxUsers)} users...\n`);
+  const realm = await createLoadRealm("chat_simulation", SETTINGS.maxUsers, CHANNELS, channelsOf);
+  const [server] = await startReplicas(realm.url, 1);
+  if (server === undefined) throw new Error("no server");
+  const world = new World(realm.channels, realm.subscriptions);
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
+  const steps: Step[] = [];
+  try {
+    for (let target = SETTINGS.step; target <= SETTINGS.maxUsers; target += SETTINGS.step) {
+      const begin = performance.now();
+      const cpuBefore = cpuTimes();
+      loop.reset();
+      const adding = realm.users
+        .slice(world.users.length, target)
+        .map((user, k) => new SimUser(world.users.length + k, user, server.port, world));
+      world.users.push(...adding);
+      // The step's users join at an even pace over its first half (a login every
+      // stepSeconds / 2 / step); a slow registration does not hold the next ones back.
+      const pace = (SETTINGS.stepSeconds * 500) / Math.max(1, adding.length);
+      await Promise.all(
+        adding.map(async (user, k) => {
+          await new Promise((resolve) => setTimeout(resolve, k * pace));
+          await user.start();
+          world.changed();
+        }),
+      );
+      const left = begin + SETTINGS.stepSeconds * 1000 - performance.now();
+      if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
+      const end = performance.now();
+      const cpuAfter = cpuTimes();
+      const window = requests.filter((r) => r.at >= begin && r.at < end);
+      const times = window.map((r) => r.ms).sort((x, y) => x - y);
+      const failed = window.filter((r) => r.status === 0 || r.status >= 500).length;
+      const seconds = (end - begin) / 1000;
+      const delivered = arrivals.filter((a) => a.at >= begin && a.at < end);
+      const latency = delivered
+        .flatMap((a) => {
+          const sent = sends.get(a.message);
+          return sent === undefined ? [] : [a.at - sent.at];
+        })
+        .sort((x, y) => x - y);
+      const step: Step = {
+        users: world.active().length,
+        requestsPerSecond: window.length / seconds,
+        averageMs: times.reduce((s, v) => s + v, 0) / Math.max(1, times.length),
+        p99Ms: quantile(times, 0.99),
+        failed,
+        requests: window.length,
+        messagesPerSecond: window.filter((r) => r.kind.startsWith("send")).length / seconds,
+        deliveriesPerSecond: delivered.length / seconds,
+        deliveryP50: quantile(latency, 0.5),
+        deliveryP99: quantile(latency, 0.99),
+        cpu: (cpuAfter.busy - cpuBefore.busy) / Math.max(1, cpuAfter.total - cpuBefore.total),
+        loopP99: loop.percentile(99) / 1e6,
+        crossed: [],
+      };
+      if (step.averageMs > LIMITS.averageMs) step.crossed.push("average > 100 ms");
+      if (step.p99Ms > LIMITS.p99Ms) step.crossed.push("p99 > 2 s");
+      if (failed + pollFailures > LIMITS.failedShare * window.length)
+        step.crossed.push("5xx and time-outs > 0.025 %");
+      pollFailures = 0;
+      steps.push(step);
+      const kinds = new Map<string, number[]>();
+      for (const r of window) kinds.set(r.kind, [...(kinds.get(r.kind) ?? []), r.ms]);
+      const byKind = [...kinds].map(
+        ([kind, list]) =>
+          `${kind}: ${String(list.length)} x ${(list.reduce((t, v) => t + v, 0) / list.length).toFixed(1)} ms`,
+      );
+      process.stdout.write(`${JSON.stringify({ ...step, byKind })}\n`);
+      if (step.crossed.length > 0) break;
+    }
+    // No more actions; the last sends answer and their deliveries arrive before the check.
+    for (const user of world.users) user.stop();
+    for (let waited = 0; waited < REQUEST_TIMEOUT_MS && inFlight.sends > 0; waited += 100)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    for (let waited = 0; waited < 15_000 && check(world).lost > 0; waited += 500)
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    run.stopping = true;
+    for (const user of world.users) user.stop();
+  } finally {
+    run.stopping = true;
+    await server.stop();
+    await agent.close();
+    await realm.drop();
+    loop.disable();
+  }
+  const verdict = check(world);
+  report(steps, verdict);
+}
+
+/** Every message's deliveries against its audience. */
+function check(world: World): {
+  lost: number;
+  duplicated: number;
+  stray: number;
+  disordered: number;
+  deliveries: number;
+} {
+  const got = new Map<number, Map<number, number>>();
+  for (const a of arrivals) {
+    let users = got.get(a.message);
+    if (users === undefined) got.set(a.message, (users = new Map<number, number>()));
+    users.set(a.user, (users.get(a.user) ?? 0) + 1);
+  }
+  let lost = 0;
+  let duplicated = 0;
+  let stray = 0;
+  for (const [message, users] of got) {
+    for (const count of users.values()) duplicated += count - 1;
+    const sent = sends.get(message);
+    if (sent === undefined) continue;
+    const audience = new Set(sent.audience);
+    for (const user of users.keys()) {
+      // A user who registered while the send ran may receive it; one outside its audience may not.
+      const member = world.users[user];
+      if (!audience.has(user) && member !== undefined && member.registeredAt < sent.at) stray += 1;
+    }
+  }
+  for (const [message, sent] of sends) {
+    const users = got.get(message);
+    for (const user of sent.audience) if (users?.has(user) !== true) lost += 1;
+  }
+  const disordered = world.users.reduce((n, u) => n + u.disordered, 0);
+  return { lost, duplicated, stray, disordered, deliveries: arrivals.length };
+}
+
+function report(
+  steps: Step[],
+  verdict: {
+    lost: number;
+    duplicated: number;
+    stray: number;
+    disordered: number;
+    deliveries: number;
+  },
+): void {
+  const held = steps.filter((s) => s.crossed.length === 0).at(-1)?.users ?? 0;
+  const crossed = steps.find((s) => s.crossed.length > 0);
+  const ms = (v: number) => `${v.toFixed(0)} ms`;
+  const rows = steps.map((s) => [
+    s.users.toLocaleString("en-US"),
+    s.requestsPerSecond.toFixed(0),
+    ms(s.averageMs),
+    ms(s.p99Ms),
+    `${String(s.failed)} of ${s.requests.toLocaleString("en-US")}`,
+    s.messagesPerSecond.toFixed(1),
+    s.deliveriesPerSecond.toFixed(0),
+    ms(s.deliveryP50),
+    ms(s.deliveryP99),
+    `${(s.cpu * 100).toFixed(0)} %`,
+    ms(s.loopP99),
+    s.crossed.length === 0 ? "within" : s.crossed.join(", "),
+  ]);
+  const markdown = [
+    "## chat-api: load simulation (issue 25)",
+    "",
+    `Simulated users (Mattermost's load tool as the model), each with an event queue (\`event_types=["message","update_message_flags"]\`) and a long-poll always open, each acting every ${String(SETTINGS.actionSeconds)} s on average (exponential pauses): mark what it received as read (4 in 9), fetch a channel's last 20 messages (2 in 9; also when it has nothing to mark), send a message to one of its ~3 channels (2 in 9; ${String(CHANNELS)} channels, ${SETTINGS.maxUsers.toLocaleString("en-US")} members in all) or a direct message (1 in 9); and report its presence every ${String(PRESENCE_SECONDS)} s as Zulip's modern clients do (\`slim_presence\`, \`last_update_id\` of the previous answer: changes only). ${String(SETTINGS.step)} users join every ${String(SETTINGS.stepSeconds)} s, at an even pace over the step's first half (their registrations are requests of the step) until a threshold of Mattermost's is crossed over a step: average request time past 100 ms, p99 past 2 s, 5xx and time-outs (${String(REQUEST_TIMEOUT_MS / 1000)} s) past 0.025 % of requests. Requests are every call but the long-polls; delivery is timed from the start of the send. One chat-api replica in production mode on PostgreSQL (rate limit off); the load in one process over loopback; "machine CPU" is both cores' busy share (server, PostgreSQL and load), "load's loop p99" the load process's event-loop delay. ${machine([])}.`,
+    "",
+    table(
+      [
+        "users",
+        "requests/s",
+        "average",
+        "p99",
+        "5xx and time-outs",
+        "messages/s",
+        "deliveries/s",
+        "delivery p50",
+        "delivery p99",
+        "machine CPU",
+        "load's loop p99",
+        "thresholds",
+      ],
+      rows,
+    ),
+    "",
+    `**Held: ${held.toLocaleString("en-US")} concurrent users** within the thresholds${crossed === undefined ? ` (the most this run adds; none crossed)` : ` (crossed at ${crossed.users.toLocaleString("en-US")}: ${crossed.crossed.join(", ")})`}. Deliveries checked: ${verdict.deliveries.toLocaleString("en-US")}; lost ${String(verdict.lost)}, duplicated ${String(verdict.duplicated)}, delivered outside the audience ${String(verdict.stray)}, ids out of order ${String(verdict.disordered)}.${failures.size === 0 ? "" : ` Errors seen: ${[...failures].slice(0, 3).join("; ")}.`}`,
+  ].join("\n");
+  if (CUSTOM === undefined) writeSection(DOCS, "chat-simulation", markdown);
+  process.stdout.write(`${markdown}\n`);
+}
+
+void main().catch((error: unknown) => {
+  process.stderr.write(`${String(error)}\n`);
+  process.exit(1);
+});
