@@ -4,16 +4,21 @@
  * long-polling `GET /events`; one channel they all subscribe to; messages
  * sent by one or more senders at once. chat-api (production start, rate
  * limit off) on PostgreSQL, one replica or two on the same database; the
- * load runs in this process over loopback (undici). Every delivered event
+ * long-polls run in two worker threads (bench/poll-worker.ts), the sends in
+ * the main thread, over loopback (undici). Every delivered event
  * is checked: each queue receives every message once, in increasing id
  * order. Writes the `chat-realtime` section of docs/benchmarks.md.
  */
 import { join } from "node:path";
 import { freePort, machine, quantile, serve, table, writeSection } from "@repo/bench-kit";
+import { Worker } from "node:worker_threads";
 import { NO_ANSWER, type User, agent, call, createLoadRealm, startReplicas } from "./load-realm";
+import { type FromWorker, type PollJob, type ToWorker, now } from "./poll-worker";
 
 const DOCS = join(__dirname, "../../../docs/benchmarks.md");
 const MAX_USERS = 1000;
+/** Worker threads holding the long-polls (the senders stay in the main thread). */
+const POLL_WORKERS = 2;
 const TS = ["--conditions=@repo/source", "--require", "@swc-node/register"];
 
 interface Scenario {
@@ -21,7 +26,21 @@ interface Scenario {
   senders: number;
   perSender: number;
   replicas: 1 | 2;
+  /** Instead of `perSender` messages: each sender sends one after the other for this long. */
+  seconds?: number;
+  /** Each message only once every listener has received the one before (one per poll answer). */
+  lockstep?: boolean;
 }
+
+/** The ceiling comparison: one sender, back to back, to 1,000 long-polls. */
+const CEILING: Scenario = {
+  users: MAX_USERS,
+  senders: 1,
+  perSender: 0,
+  replicas: 1,
+  seconds: 5,
+  lockstep: true,
+};
 
 /** BENCH_REALTIME=users:senders:perSender:replicas,...: only these scenarios; the report is not written. */
 const CHOSEN = process.env.BENCH_REALTIME?.split(",").map((spec): Scenario => {
@@ -49,8 +68,8 @@ interface Outcome {
   duplicated: number;
   disordered: number;
   failures: string[];
-  /** Poll answers that carried at least one message. */
-  answers: number;
+  /** Poll answers that carried at least one message, per second of sending. */
+  answerRate: number;
   /** A message event as delivered (JSON), for the reference server. */
   sample: string | undefined;
 }
@@ -63,23 +82,11 @@ async function run(
 ): Promise<Outcome> {
   const listeners = all.slice(0, scenario.users);
   const sentAt = new Map<number, number>();
-  const received = listeners.map(() => [] as number[]);
-  const eventIds = listeners.map(() => [] as number[]);
-  /** Each delivery: the message and when it arrived (timed once every send has answered). */
-  const arrivals: [number, number][] = [];
   let errors = 0;
-  let answers = 0;
-  let sample: string | undefined;
   /** What the errors were (the first few distinct ones are reported). */
   const failures: string[] = [];
-  let stop = false;
-  const expected = scenario.senders * scenario.perSender;
-  let delivered = 0;
-  let lastDelivery = 0;
-  let allDelivered: () => void = () => undefined;
-  const done = new Promise<void>((resolve) => {
-    allDelivered = resolve;
-  });
+  const expected =
+    scenario.seconds === undefined ? scenario.senders * scenario.perSender : Infinity;
   const queues = await Promise.all(
     listeners.map(async (user, i) => {
       const port = ports[i % ports.length] ?? 0;
@@ -87,54 +94,56 @@ async function run(
         event_types: '["message"]',
       });
       if (reply.status !== 200) throw new Error(`register: ${String(reply.status)}`);
-      return { port, queue: String(reply.json.queue_id) };
+      return { user, port, queue: String(reply.json.queue_id) };
     }),
   );
-  const polls = listeners.map(async (user, i) => {
-    const { port, queue } = queues[i] ?? { port: 0, queue: "" };
-    let last = -1;
-    while (!stop) {
-      const reply = await call(port, user, "GET", "/events", {
-        queue_id: queue,
-        last_event_id: String(last),
-      }).catch((error: unknown) => {
-        failures.push(`poll: ${String(error)}`);
-        return NO_ANSWER;
-      });
-      if (reply.status !== 200) {
-        errors += 1;
-        if (reply.status !== 0) failures.push(`poll: HTTP ${String(reply.status)}`);
-        continue;
-      }
-      const now = performance.now();
-      let carried = false;
-      for (const event of (reply.json.events ?? []) as {
-        id: number;
-        type: string;
-        message?: { id: number };
-      }[]) {
-        eventIds[i]?.push(event.id);
-        last = Math.max(last, event.id);
-        if (event.type !== "message" || event.message === undefined) continue;
-        carried = true;
-        sample ??= JSON.stringify(event);
-        received[i]?.push(event.message.id);
-        arrivals.push([event.message.id, now]);
-        delivered += 1;
-        lastDelivery = now;
-        if (delivered === expected * listeners.length) allDelivered();
-      }
-      if (carried) answers += 1;
-    }
+  // The long-polls run in worker threads, a slice of the listeners each.
+  const workers = Array.from({ length: POLL_WORKERS }, (_, w) => {
+    const job: PollJob = {
+      listeners: queues.filter((_q, i) => i % POLL_WORKERS === w),
+      expected,
+    };
+    return new Worker(join(__dirname, "poll-worker.ts"), { workerData: job });
   });
+  const message = (worker: Worker, type: FromWorker["type"]) =>
+    new Promise<FromWorker>((resolve, reject) => {
+      const listen = (data: FromWorker) => {
+        if (data.type !== type) return;
+        worker.off("message", listen);
+        resolve(data);
+      };
+      worker.on("message", listen);
+      worker.once("error", reject);
+    });
+  const done = Promise.all(workers.map((worker) => message(worker, "done")));
+  // Lockstep: the last round every worker has told of.
+  const rounds = workers.map(() => 0);
+  let roundWaiter: (() => void) | undefined;
+  for (const [w, worker] of workers.entries())
+    worker.on("message", (data: FromWorker) => {
+      if (data.type !== "round") return;
+      rounds[w] = data.count;
+      roundWaiter?.();
+    });
+  const allReached = async (count: number) => {
+    while (Math.min(...rounds) < count)
+      await new Promise<void>((resolve) => {
+        roundWaiter = resolve;
+      });
+  };
+  await Promise.all(workers.map((worker) => message(worker, "ready")));
+  // The first polls reach the server and wait there, as a connected client's do.
+  await new Promise((resolve) => setTimeout(resolve, 500));
   const sendMs: number[] = [];
   const senders = all.slice(0, scenario.senders);
-  const started = performance.now();
+  const started = now();
   await Promise.all(
     senders.map(async (sender, s) => {
       const port = ports[(s + 1) % ports.length] ?? 0;
-      for (let n = 0; n < scenario.perSender; n++) {
-        const before = performance.now();
+      const until = scenario.seconds === undefined ? Infinity : now() + scenario.seconds * 1000;
+      const count = scenario.seconds === undefined ? scenario.perSender : Infinity;
+      for (let n = 0; n < count && now() < until; n++) {
+        const before = now();
         const reply = await call(port, sender, "POST", "/messages", {
           type: "stream",
           to: String(channel),
@@ -144,8 +153,7 @@ async function run(
           failures.push(String(error));
           return NO_ANSWER;
         });
-        const after = performance.now();
-        sendMs.push(after - before);
+        sendMs.push(now() - before);
         if (reply.status !== 200) {
           errors += 1;
           if (reply.status !== 0)
@@ -154,26 +162,42 @@ async function run(
         }
         // Delivery is timed from the send's start: a poll may answer before the send does.
         sentAt.set(Number(reply.json.id), before);
+        if (scenario.lockstep === true) await allReached(n + 1);
       }
     }),
   );
-  const sent = performance.now();
-  await Promise.race([done, new Promise((resolve) => setTimeout(resolve, 30_000))]);
-  stop = true;
-  // The last long-polls end with the heartbeat (or the server's stop): not awaited.
-  void Promise.all(polls);
+  const sent = now();
+  // Every delivery (a timed run: what arrives within 5 s of the last send).
+  const grace = scenario.seconds === undefined ? 30_000 : 5_000;
+  await Promise.race([done, new Promise((resolve) => setTimeout(resolve, grace))]);
+  const reports = await Promise.all(
+    workers.map(async (worker) => {
+      const report = message(worker, "report");
+      worker.postMessage({ type: "stop" } satisfies ToWorker);
+      const answer = await report;
+      await worker.terminate();
+      if (answer.type !== "report") throw new Error("no report");
+      return answer.report;
+    }),
+  );
+  const arrivals = reports.flatMap((r) => r.arrivals);
+  const lastDelivery = arrivals.reduce((latest, [, at]) => Math.max(latest, at), started);
   const ids = [...sentAt.keys()];
   let lost = 0;
   let duplicated = 0;
   let disordered = 0;
-  for (const [i, list] of received.entries()) {
-    const seen = new Set(list);
-    duplicated += list.length - seen.size;
-    lost += ids.filter((id) => !seen.has(id)).length;
-    // Zulip's contract: a queue's event ids increase.
-    const order = eventIds[i] ?? [];
-    for (let k = 1; k < order.length; k++)
-      if ((order[k] ?? 0) <= (order[k - 1] ?? 0)) disordered += 1;
+  for (const report of reports) {
+    errors += report.errors;
+    failures.push(...report.failures);
+    for (const [i, list] of report.received.entries()) {
+      const seen = new Set(list);
+      duplicated += list.length - seen.size;
+      lost += ids.filter((id) => !seen.has(id)).length;
+      // Zulip's contract: a queue's event ids increase.
+      const order = report.eventIds[i] ?? [];
+      for (let k = 1; k < order.length; k++)
+        if ((order[k] ?? 0) <= (order[k - 1] ?? 0)) disordered += 1;
+    }
   }
   return {
     scenario,
@@ -189,8 +213,13 @@ async function run(
     duplicated,
     disordered,
     failures: [...new Set(failures)].slice(0, 5),
-    answers,
-    sample,
+    answerRate:
+      reports.reduce(
+        (n, r) => n + r.answerTimes.filter((at) => at >= started && at <= sent).length,
+        0,
+      ) /
+      ((sent - started) / 1000),
+    sample: reports.find((r) => r.sample !== undefined)?.sample,
   };
 }
 
@@ -219,26 +248,34 @@ async function main(): Promise<void> {
       }
     }
     // The ceiling: a bare node:http server answering the same long-polls from
-    // memory with the same bytes, under the same load (one sender at a time).
-    const single = outcomes
-      .filter(
-        (o) => o.scenario.senders === 1 && o.scenario.replicas === 1 && o.sample !== undefined,
-      )
-      .sort((x, y) => y.scenario.users - x.scenario.users)[0];
-    if (single !== undefined) {
+    // memory with the same bytes, under the same load (one sender, back to back).
+    if (CHOSEN === undefined || process.env.BENCH_CEILING === "1") {
+      const servers = await startReplicas(data.url, 1);
+      let ours: Outcome;
+      try {
+        ours = await run(
+          CEILING,
+          servers.map((s) => s.port),
+          data.users,
+          channel,
+        );
+      } finally {
+        for (const server of servers) await server.stop();
+      }
       const port = await freePort();
       const reference = await serve("node", [...TS, join(__dirname, "poll-reference.ts")], port, {
         PORT: String(port),
-        BENCH_EVENT: single.sample ?? "{}",
+        BENCH_EVENT: ours.sample ?? "{}",
       });
       try {
-        ceiling = {
-          ours: single,
-          bare: await run(single.scenario, [port], data.users, channel),
-        };
+        ceiling = { ours, bare: await run(CEILING, [port], data.users, channel) };
       } finally {
         await reference.stop();
       }
+      for (const o of [ceiling.ours, ceiling.bare])
+        process.stdout.write(
+          `${JSON.stringify({ ceiling: o.answerRate, messages: o.sendMs.length, errors: o.errors, lost: o.lost, duplicated: o.duplicated, disordered: o.disordered })}\n`,
+        );
     }
   } finally {
     await agent.close();
@@ -267,7 +304,7 @@ async function main(): Promise<void> {
   const markdown = [
     "## chat-api: real-time delivery (issue 25)",
     "",
-    `N users, each with one event queue long-polling \`GET /events\` (\`event_types=["message"]\`), all subscribed to one channel; senders post to it (each sender one message after the other, the senders at once). chat-api in production mode on PostgreSQL (rate limit off), one replica or two on the same database (listeners and senders spread over them); the load in one process over loopback. Delivery is timed from the start of the send. Every queue's events are checked. ${machine([])}.`,
+    `N users, each with one event queue long-polling \`GET /events\` (\`event_types=["message"]\`), all subscribed to one channel; senders post to it (each sender one message after the other, the senders at once). chat-api in production mode on PostgreSQL (rate limit off), one replica or two on the same database (listeners and senders spread over them); the long-polls in two worker threads of the load process, the sends in its main thread, over loopback. Delivery is timed from the start of the send. Every queue's events are checked. ${machine([])}.`,
     "",
     table(
       [
@@ -290,12 +327,11 @@ async function main(): Promise<void> {
       : [
           "",
           (() => {
-            const rate = (o: Outcome) => o.answers / o.deliverySeconds;
             const { ours, bare } = ceiling;
-            return `Poll answers carrying a message, ${ours.scenario.users.toLocaleString("en-US")} long-polls, one sender at a time: chat-api ${rate(ours).toFixed(0)}/s; a bare \`node:http\` server holding the same polls and answering them from memory with the same bytes (bench/poll-reference.ts), same load in the same run: ${rate(bare).toFixed(0)}/s (its send p50 ${quantile(
-              [...bare.sendMs].sort((x, y) => x - y),
-              0.5,
-            ).toFixed(1)} ms): **${(rate(ours) / rate(bare)).toFixed(2)}x** the ceiling.`;
+            const rate = (o: Outcome) => o.answerRate.toFixed(0);
+            const check = (o: Outcome) =>
+              `${String(o.errors)} / ${String(o.lost)} / ${String(o.duplicated)} / ${String(o.disordered)}`;
+            return `The ceiling: one sender posting back to back for ${String(CEILING.seconds)} s to ${CEILING.users.toLocaleString("en-US")} long-polls, poll answers carrying a message per second of sending. chat-api: ${rate(ours)}/s (${String(ours.sendMs.length)} messages; errors / lost / duplicated / out of order ${check(ours)}). A bare \`node:http\` server holding the same polls and answering them from memory with the same bytes (bench/poll-reference.ts), same load in the same run: ${rate(bare)}/s (${String(bare.sendMs.length)} messages; ${check(bare)}). chat-api: **${(ours.answerRate / bare.answerRate).toFixed(2)}x** the ceiling.`;
           })(),
         ]),
   ].join("\n");

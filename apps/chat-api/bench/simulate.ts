@@ -14,12 +14,14 @@
  * each queue registered before a send began receives it once, no queue of
  * someone outside its audience receives it, ids increase per queue.
  *
- * BENCH_SIM=maxUsers:step:stepSeconds:actionSeconds changes the settings
+ * One chat-api replica, or more on the same PostgreSQL.
+ * BENCH_SIM=maxUsers:step:stepSeconds:actionSeconds[:replicas] changes the settings
  * (the report is not written then). Writes the `chat-simulation` section of
  * docs/benchmarks.md.
  */
 import { join } from "node:path";
 import { readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { machine, quantile, table, writeSection } from "@repo/bench-kit";
 import {
@@ -48,6 +50,8 @@ const SETTINGS = {
   step: CUSTOM?.[1] ?? 250,
   stepSeconds: CUSTOM?.[2] ?? 15,
   actionSeconds: CUSTOM?.[3] ?? 30,
+  /** Replicas on the same PostgreSQL (users spread over them): one unless asked. */
+  replicas: [CUSTOM?.[4] ?? 1],
 };
 
 /** One request of a simulated user (long-polls excepted). */
@@ -278,6 +282,22 @@ function cpuTimes(): { busy: number; total: number } {
   return { busy: total - idle, total };
 }
 
+/** CPU seconds used so far by process `pid` (/proc/PID/stat: user and system jiffies). */
+function processSeconds(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  const stat = readFileSync(`/proc/${String(pid)}/stat`, "utf8");
+  // The fields after the command name (which may hold spaces), from field 3 on.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / JIFFIES;
+}
+const JIFFIES = 100;
+
+/** CPU seconds this process has used. */
+function ownSeconds(): number {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1e6;
+}
+
 interface Step {
   users: number;
   requestsPerSecond: number;
@@ -290,27 +310,50 @@ interface Step {
   deliveryP50: number;
   deliveryP99: number;
   cpu: number;
+  /** Cores used over the step: the server, the load, the rest (PostgreSQL mostly). */
+  serverCores: number;
+  loadCores: number;
+  otherCores: number;
   loopP99: number;
   crossed: string[];
 }
 
-async function main(): Promise<void> {
+/** What one run measured. */
+interface Outcome {
+  replicas: number;
+  steps: Step[];
+  verdict: ReturnType<typeof check>;
+  failures: string[];
+}
+
+/** One ramp against `replicas` chat-api processes on a database of its own. */
+async function simulate(replicas: number): Promise<Outcome> {
+  requests.length = 0;
+  arrivals.length = 0;
+  sends.clear();
+  failures.clear();
+  pollFailures = 0;
+  run.stopping = false;
+  inFlight.sends = 0;
   process.stdout.write(`filling a database with ${String(SETTINGS.maxUsers)} users...\n`);
   const realm = await createLoadRealm("chat_simulation", SETTINGS.maxUsers, CHANNELS, channelsOf);
-  const [server] = await startReplicas(realm.url, 1);
-  if (server === undefined) throw new Error("no server");
+  const servers = await startReplicas(realm.url, replicas);
   const world = new World(realm.channels, realm.subscriptions);
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
   const steps: Step[] = [];
+  const serverSeconds = () => servers.reduce((t, s) => t + processSeconds(s.child.pid), 0);
   try {
     for (let target = SETTINGS.step; target <= SETTINGS.maxUsers; target += SETTINGS.step) {
       const begin = performance.now();
       const cpuBefore = cpuTimes();
+      const serverBefore = serverSeconds();
+      const loadBefore = ownSeconds();
       loop.reset();
-      const adding = realm.users
-        .slice(world.users.length, target)
-        .map((user, k) => new SimUser(world.users.length + k, user, server.port, world));
+      const adding = realm.users.slice(world.users.length, target).map((user, k) => {
+        const index = world.users.length + k;
+        return new SimUser(index, user, servers[index % servers.length]?.port ?? 0, world);
+      });
       world.users.push(...adding);
       // The step's users join at an even pace over its first half (a login every
       // stepSeconds / 2 / step); a slow registration does not hold the next ones back.
@@ -326,6 +369,11 @@ async function main(): Promise<void> {
       if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
       const end = performance.now();
       const cpuAfter = cpuTimes();
+      const serverCores = (serverSeconds() - serverBefore) / ((end - begin) / 1000);
+      const loadCores = (ownSeconds() - loadBefore) / ((end - begin) / 1000);
+      const busyCores =
+        ((cpuAfter.busy - cpuBefore.busy) / Math.max(1, cpuAfter.total - cpuBefore.total)) *
+        availableParallelism();
       const window = requests.filter((r) => r.at >= begin && r.at < end);
       const times = window.map((r) => r.ms).sort((x, y) => x - y);
       const failed = window.filter((r) => r.status === 0 || r.status >= 500).length;
@@ -349,6 +397,9 @@ async function main(): Promise<void> {
         deliveryP50: quantile(latency, 0.5),
         deliveryP99: quantile(latency, 0.99),
         cpu: (cpuAfter.busy - cpuBefore.busy) / Math.max(1, cpuAfter.total - cpuBefore.total),
+        serverCores,
+        loadCores,
+        otherCores: Math.max(0, busyCores - serverCores - loadCores),
         loopP99: loop.percentile(99) / 1e6,
         crossed: [],
       };
@@ -377,13 +428,21 @@ async function main(): Promise<void> {
     for (const user of world.users) user.stop();
   } finally {
     run.stopping = true;
-    await server.stop();
-    await agent.close();
+    for (const server of servers) await server.stop();
     await realm.drop();
     loop.disable();
   }
-  const verdict = check(world);
-  report(steps, verdict);
+  return { replicas, steps, verdict: check(world), failures: [...failures].slice(0, 3) };
+}
+
+async function main(): Promise<void> {
+  const outcomes: Outcome[] = [];
+  try {
+    for (const replicas of SETTINGS.replicas) outcomes.push(await simulate(replicas));
+  } finally {
+    await agent.close();
+  }
+  report(outcomes);
 }
 
 /** Every message's deliveries against its audience. */
@@ -422,40 +481,39 @@ function check(world: World): {
   return { lost, duplicated, stray, disordered, deliveries: arrivals.length };
 }
 
-function report(
-  steps: Step[],
-  verdict: {
-    lost: number;
-    duplicated: number;
-    stray: number;
-    disordered: number;
-    deliveries: number;
-  },
-): void {
-  const held = steps.filter((s) => s.crossed.length === 0).at(-1)?.users ?? 0;
-  const crossed = steps.find((s) => s.crossed.length > 0);
+function report(outcomes: Outcome[]): void {
   const ms = (v: number) => `${v.toFixed(0)} ms`;
-  const rows = steps.map((s) => [
-    s.users.toLocaleString("en-US"),
-    s.requestsPerSecond.toFixed(0),
-    ms(s.averageMs),
-    ms(s.p99Ms),
-    `${String(s.failed)} of ${s.requests.toLocaleString("en-US")}`,
-    s.messagesPerSecond.toFixed(1),
-    s.deliveriesPerSecond.toFixed(0),
-    ms(s.deliveryP50),
-    ms(s.deliveryP99),
-    `${(s.cpu * 100).toFixed(0)} %`,
-    ms(s.loopP99),
-    s.crossed.length === 0 ? "within" : s.crossed.join(", "),
-  ]);
+  const rows = outcomes.flatMap(({ replicas, steps }) =>
+    steps.map((s) => [
+      String(replicas),
+      s.users.toLocaleString("en-US"),
+      s.requestsPerSecond.toFixed(0),
+      ms(s.averageMs),
+      ms(s.p99Ms),
+      `${String(s.failed)} of ${s.requests.toLocaleString("en-US")}`,
+      s.messagesPerSecond.toFixed(1),
+      s.deliveriesPerSecond.toFixed(0),
+      ms(s.deliveryP50),
+      ms(s.deliveryP99),
+      `${(s.cpu * 100).toFixed(0)} %`,
+      `${s.serverCores.toFixed(2)} / ${s.loadCores.toFixed(2)} / ${s.otherCores.toFixed(2)}`,
+      ms(s.loopP99),
+      s.crossed.length === 0 ? "within" : s.crossed.join(", "),
+    ]),
+  );
+  const summaries = outcomes.map(({ replicas, steps, verdict, failures: seen }) => {
+    const held = steps.filter((s) => s.crossed.length === 0).at(-1)?.users ?? 0;
+    const crossed = steps.find((s) => s.crossed.length > 0);
+    return `- ${replicas === 1 ? "One replica" : `${String(replicas)} replicas`}: **held ${held.toLocaleString("en-US")} concurrent users** within the thresholds${crossed === undefined ? " (the most this run adds; none crossed)" : ` (crossed at ${crossed.users.toLocaleString("en-US")}: ${crossed.crossed.join(", ")})`}. Deliveries checked: ${verdict.deliveries.toLocaleString("en-US")}; lost ${String(verdict.lost)}, duplicated ${String(verdict.duplicated)}, delivered outside the audience ${String(verdict.stray)}, ids out of order ${String(verdict.disordered)}.${seen.length === 0 ? "" : ` Errors seen: ${seen.join("; ")}.`}`;
+  });
   const markdown = [
     "## chat-api: load simulation (issue 25)",
     "",
-    `Simulated users (Mattermost's load tool as the model), each with an event queue (\`event_types=["message","update_message_flags"]\`) and a long-poll always open, each acting every ${String(SETTINGS.actionSeconds)} s on average (exponential pauses): mark what it received as read (4 in 9), fetch a channel's last 20 messages (2 in 9; also when it has nothing to mark), send a message to one of its ~3 channels (2 in 9; ${String(CHANNELS)} channels, ${SETTINGS.maxUsers.toLocaleString("en-US")} members in all) or a direct message (1 in 9); and report its presence every ${String(PRESENCE_SECONDS)} s as Zulip's modern clients do (\`slim_presence\`, \`last_update_id\` of the previous answer: changes only). ${String(SETTINGS.step)} users join every ${String(SETTINGS.stepSeconds)} s, at an even pace over the step's first half (their registrations are requests of the step) until a threshold of Mattermost's is crossed over a step: average request time past 100 ms, p99 past 2 s, 5xx and time-outs (${String(REQUEST_TIMEOUT_MS / 1000)} s) past 0.025 % of requests. Requests are every call but the long-polls; delivery is timed from the start of the send. One chat-api replica in production mode on PostgreSQL (rate limit off); the load in one process over loopback; "machine CPU" is both cores' busy share (server, PostgreSQL and load), "load's loop p99" the load process's event-loop delay. ${machine([])}.`,
+    `Simulated users (Mattermost's load tool as the model), each with an event queue (\`event_types=["message","update_message_flags"]\`) and a long-poll always open, each acting every ${String(SETTINGS.actionSeconds)} s on average (exponential pauses): mark what it received as read (4 in 9), fetch a channel's last 20 messages (2 in 9; also when it has nothing to mark), send a message to one of its ~3 channels (2 in 9; ${String(CHANNELS)} channels, ${SETTINGS.maxUsers.toLocaleString("en-US")} members in all) or a direct message (1 in 9); and report its presence every ${String(PRESENCE_SECONDS)} s as Zulip's modern clients do (\`slim_presence\`, \`last_update_id\` of the previous answer: changes only). ${String(SETTINGS.step)} users join every ${String(SETTINGS.stepSeconds)} s, at an even pace over the step's first half (their registrations are requests of the step) until a threshold of Mattermost's is crossed over a step: average request time past 100 ms, p99 past 2 s, 5xx and time-outs (${String(REQUEST_TIMEOUT_MS / 1000)} s) past 0.025 % of requests. Requests are every call but the long-polls; delivery is timed from the start of the send. chat-api in production mode on PostgreSQL (rate limit off), one replica (or more on the same database, users spread over them); the load in one process over loopback; "machine CPU" is both cores' busy share, then split in cores used by the server, the load and the rest (PostgreSQL, mostly), "load's loop p99" the load process's event-loop delay. ${machine([])}.`,
     "",
     table(
       [
+        "replicas",
         "users",
         "requests/s",
         "average",
@@ -466,13 +524,14 @@ function report(
         "delivery p50",
         "delivery p99",
         "machine CPU",
+        "cores: server / load / rest",
         "load's loop p99",
         "thresholds",
       ],
       rows,
     ),
     "",
-    `**Held: ${held.toLocaleString("en-US")} concurrent users** within the thresholds${crossed === undefined ? ` (the most this run adds; none crossed)` : ` (crossed at ${crossed.users.toLocaleString("en-US")}: ${crossed.crossed.join(", ")})`}. Deliveries checked: ${verdict.deliveries.toLocaleString("en-US")}; lost ${String(verdict.lost)}, duplicated ${String(verdict.duplicated)}, delivered outside the audience ${String(verdict.stray)}, ids out of order ${String(verdict.disordered)}.${failures.size === 0 ? "" : ` Errors seen: ${[...failures].slice(0, 3).join("; ")}.`}`,
+    ...summaries,
   ].join("\n");
   if (CUSTOM === undefined) writeSection(DOCS, "chat-simulation", markdown);
   process.stdout.write(`${markdown}\n`);
