@@ -331,7 +331,7 @@ async function main(): Promise<void> {
             const rate = (o: Outcome) => o.answerRate.toFixed(0);
             const check = (o: Outcome) =>
               `${String(o.errors)} / ${String(o.lost)} / ${String(o.duplicated)} / ${String(o.disordered)}`;
-            return `The ceiling: one sender posting back to back for ${String(CEILING.seconds)} s to ${CEILING.users.toLocaleString("en-US")} long-polls, poll answers carrying a message per second of sending. chat-api: ${rate(ours)}/s (${String(ours.sendMs.length)} messages; errors / lost / duplicated / out of order ${check(ours)}). A bare \`node:http\` server holding the same polls and answering them from memory with the same bytes (bench/poll-reference.ts), same load in the same run: ${rate(bare)}/s (${String(bare.sendMs.length)} messages; ${check(bare)}). chat-api: **${(ours.answerRate / bare.answerRate).toFixed(2)}x** the ceiling.`;
+            return `The ceiling: for ${String(CEILING.seconds)} s, one sender posts to ${CEILING.users.toLocaleString("en-US")} long-polls, each message once every listener has the one before (one message per poll answer, the same bytes); poll answers per second of sending. chat-api: ${rate(ours)}/s (${String(ours.sendMs.length)} messages; errors / lost / duplicated / out of order ${check(ours)}). A bare \`node:http\` server holding the same polls and answering them from memory with the same bytes (bench/poll-reference.ts), same load in the same run: ${rate(bare)}/s (${String(bare.sendMs.length)} messages; ${check(bare)}). chat-api: **${(ours.answerRate / bare.answerRate).toFixed(2)}x** the ceiling.`;
           })(),
         ]),
   ].join("\n");
