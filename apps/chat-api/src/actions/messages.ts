@@ -102,10 +102,21 @@ export async function insertMessage(
     (userId === sender.id ? MESSAGE_FLAGS.read : 0n) | (fromContent.get(userId) ?? 0n);
   const readerIds = [...readers];
   await insertUserMessages(tx, message.id, readerIds, readerIds.map(flagsOf));
-  const [view] = await messageViews(tx, [message.id], {
-    clientGravatar: true,
-    applyMarkdown: true,
-  });
+  // The event's message object from what the send holds (a new message has no reactions).
+  const view = messageView(
+    {
+      ...message,
+      sender,
+      channel: destination.kind === "channel" ? { name: destination.channel.name } : null,
+      realm: await tx.prisma.realm.findUniqueOrThrow({
+        where: { id: sender.realm_id },
+        select: { subdomain: true },
+      }),
+      reactions: [],
+    },
+    await dmPeople(tx, [message]),
+    { clientGravatar: true, applyMarkdown: true },
+  );
   // Each queue gets the content as it asked (HTML or Markdown) and avatars as
   // it asked: the stored event carries both forms (events/shape.ts).
   const source: MessageSource = {
@@ -143,18 +154,33 @@ export async function messageViews(tx: Tx, ids: readonly number[], options: View
     },
     orderBy: { id: "asc" },
   });
-  const dmUserIds = [
+  const people = await dmPeople(tx, rows);
+  return rows.map((row) => messageView(row, people, options));
+}
+
+/** The people of the direct messages among `rows`, by id (for `display_recipient`). */
+async function dmPeople(
+  tx: Tx,
+  rows: readonly Pick<Message, "dm_key">[],
+): Promise<Map<number, { id: number; email: string; full_name: string }>> {
+  const ids = [
     ...new Set(rows.flatMap((r) => (r.dm_key === null ? [] : r.dm_key.split(",").map(Number)))),
   ];
-  const dmUsers = new Map(
-    (
-      await tx.prisma.user.findMany({
-        where: { id: { in: dmUserIds } },
-        select: { id: true, email: true, full_name: true },
-      })
-    ).map((u) => [u.id, u]),
-  );
-  return rows.map((row) => ({
+  if (ids.length === 0) return new Map();
+  const people = await tx.prisma.user.findMany({
+    where: { id: { in: ids } },
+    select: { id: true, email: true, full_name: true },
+  });
+  return new Map(people.map((u) => [u.id, u]));
+}
+
+/** Zulip's message object of `row`, without per-user flags. */
+function messageView(
+  row: MessageRow,
+  dmUsers: ReadonlyMap<number, { id: number; email: string; full_name: string }>,
+  options: ViewOptions,
+) {
+  return {
     id: row.id,
     sender_id: row.sender_id,
     sender_email: row.sender.email,
@@ -201,7 +227,7 @@ export async function messageViews(tx: Tx, ids: readonly number[], options: View
           subject: row.topic,
           display_recipient: row.channel?.name ?? "",
         }),
-  }));
+  };
 }
 
 /** The channel a user may post to, by id or name, with Zulip's messages. */
