@@ -138,7 +138,7 @@ export const NO_ANSWER: { status: number; json: Record<string, unknown> } = {
 };
 
 /** The connections of the load (keep-alive, one request at a time each). */
-export const agent = new Agent({ connections: 8192, pipelining: 0, keepAliveTimeout: 120_000 });
+export const agent = new Agent({ connections: 8192, pipelining: 1, keepAliveTimeout: 120_000 });
 
 /** Whether `error` is a time-out of {@link call}. */
 export function timedOut(error: unknown): boolean {
