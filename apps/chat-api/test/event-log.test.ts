@@ -41,6 +41,20 @@ async function register(server: TestServer, who: Person, types: string[]): Promi
   return reply.body.queue_id as string;
 }
 
+/** Posts `content` to channel `channel`, topic `topic`, as `who`, through `server`. */
+function sendToChannel(
+  server: TestServer,
+  who: Person,
+  channel: number,
+  topic: string,
+  content: string,
+) {
+  return server.call("POST", "/api/v1/messages", {
+    ...auth(who),
+    form: { type: "stream", to: String(channel), topic, content },
+  });
+}
+
 async function poll(
   server: TestServer,
   who: Person,
@@ -107,15 +121,13 @@ describe("the event log on two replicas", () => {
       senders.map(async (s) => {
         const codes: number[] = [];
         for (let n = 0; n < 4; n++) {
-          const sent = await s.server.call("POST", "/api/v1/messages", {
-            ...auth(s.who),
-            form: {
-              type: "stream",
-              to: String(denmark),
-              topic: "load",
-              content: `sender ${String(s.index)} message ${String(n)}`,
-            },
-          });
+          const sent = await sendToChannel(
+            s.server,
+            s.who,
+            denmark,
+            "load",
+            `sender ${String(s.index)} message ${String(n)}`,
+          );
           codes.push(sent.status);
         }
         return codes;
@@ -150,10 +162,7 @@ describe("the event log on two replicas", () => {
   it("numbers an event the same on both replicas", async () => {
     const hamlet = cast.hamlet as Person;
     const queue = await register(a, hamlet, ["message"]);
-    await b.call("POST", "/api/v1/messages", {
-      ...auth(cast.othello as Person),
-      form: { type: "stream", to: String(denmark), topic: "same", content: "One event" },
-    });
+    await sendToChannel(b, cast.othello as Person, denmark, "same", "One event");
     const fromA = await poll(a, hamlet, queue, -1, false);
     const fromB = await poll(b, hamlet, queue, -1, false);
     expect(fromA.events.map((e) => [e.id, e.message?.content])).toEqual(
@@ -184,10 +193,7 @@ describe("the event log on two replicas", () => {
   it("tells a queue whose unacknowledged events were pruned to register again", async () => {
     const hamlet = cast.hamlet as Person;
     const queue = await register(b, hamlet, ["message"]);
-    await a.call("POST", "/api/v1/messages", {
-      ...auth(cast.othello as Person),
-      form: { type: "stream", to: String(denmark), topic: "pruned", content: "Soon gone" },
-    });
+    await sendToChannel(a, cast.othello as Person, denmark, "pruned", "Soon gone");
     await poll(b, hamlet, queue, -1, false);
     // Everything older than a second from now is pruned, read or not.
     await db.transaction((tx) => pruneLog(tx, new Date(Date.now() + 1000)));
@@ -240,10 +246,7 @@ describe("a replica's restart", () => {
     const othello = await first.person("othello");
     const denmark = (await channelIds(first)).Denmark ?? 0;
     const send = (server: TestServer, content: string) =>
-      server.call("POST", "/api/v1/messages", {
-        ...auth(othello),
-        form: { type: "stream", to: String(denmark), topic: "restart", content },
-      });
+      sendToChannel(server, othello, denmark, "restart", content);
     await first.call("POST", "/api/v1/users/me/subscriptions", {
       ...auth(hamlet),
       form: { subscriptions: JSON.stringify([{ name: "Denmark" }]) },

@@ -1,4 +1,3 @@
-import { ErrorCode, JsonableError } from "@repo/envelope";
 import type { Logger } from "pino";
 import type { Database } from "../db/database";
 import {
@@ -13,6 +12,7 @@ import {
   sequenceEvents,
   writeQueueBookkeeping,
 } from "../db/queries/events";
+import { Polls } from "./polls";
 
 /** Most events a replica keeps in memory (the newest); older ones are read from the log. */
 const TAIL_EVENTS = 5000;
@@ -39,13 +39,6 @@ export interface QueueInfo extends QueueRow {
   types: Set<string> | undefined;
 }
 
-interface Waiter {
-  queueId: string;
-  /** The event types its queue receives (undefined: all): other events do not wake it. */
-  types: Set<string> | undefined;
-  wake(): void;
-}
-
 /**
  * The events of every replica, for the long-polls of this one. Writers
  * append events to the log in their transactions (one row per event,
@@ -60,7 +53,8 @@ interface Waiter {
  * replica answers any poll, and queues outlive a replica's restart.
  */
 export class EventHub {
-  private readonly waitersByUser = new Map<number, Set<Waiter>>();
+  /** The long-polls of this replica. */
+  readonly polls = new Polls();
   private readonly queues = new Map<string, QueueInfo>();
   private readonly bookkeeping = new Map<string, { userId: number; ack: number; polledAt: Date }>();
   private readonly unlistens: (() => Promise<void>)[] = [];
@@ -93,6 +87,7 @@ export class EventHub {
   /** Starts hearing events of every replica. */
   async start(): Promise<void> {
     this.closed = false;
+    this.polls.open();
     const position = await logPosition(this.db);
     this.lastSeq = position.last;
     this.tailFloor = position.last;
@@ -128,7 +123,7 @@ export class EventHub {
   async stop(): Promise<void> {
     this.closed = true;
     for (const timer of this.timers.splice(0)) clearInterval(timer);
-    for (const set of this.waitersByUser.values()) for (const waiter of [...set]) waiter.wake();
+    this.polls.close();
     for (const unlisten of this.unlistens.splice(0)) {
       await unlisten().catch((error: unknown) =>
         this.logger.warn({ err: error }, "could not unlisten"),
@@ -143,41 +138,6 @@ export class EventHub {
   /** Whether the hub is stopping (polls answer at once with what they have). */
   get stopping(): boolean {
     return this.closed;
-  }
-
-  private readonly pollsByUser = new Map<number, number>();
-
-  /**
-   * Counts a poll of `userId` while it runs; over `limit` at once on this
-   * replica, HTTP 429. Returns the function that ends it.
-   */
-  admitPoll(userId: number, limit: number): () => void {
-    const open = this.pollsByUser.get(userId) ?? 0;
-    if (open >= limit) {
-      throw new JsonableError(
-        `Too many event polls open at once for this user (limit: ${limit}).`,
-        ErrorCode.RATE_LIMIT_HIT,
-        429,
-        { "retry-after": 1 },
-        { "Retry-After": "1" },
-      );
-    }
-    this.pollsByUser.set(userId, open + 1);
-    let done = false;
-    return () => {
-      if (done) return;
-      done = true;
-      const left = (this.pollsByUser.get(userId) ?? 1) - 1;
-      if (left === 0) this.pollsByUser.delete(userId);
-      else this.pollsByUser.set(userId, left);
-    };
-  }
-
-  /** Number of polls waiting on this replica. */
-  get waiting(): number {
-    let count = 0;
-    for (const set of this.waitersByUser.values()) count += set.size;
-    return count;
   }
 
   /** The last seq this replica has read (events up to it are in memory or the log). */
@@ -225,8 +185,7 @@ export class EventHub {
   forget(queueId: string): void {
     this.queues.delete(queueId);
     this.bookkeeping.delete(queueId);
-    for (const set of this.waitersByUser.values())
-      for (const waiter of [...set]) if (waiter.queueId === queueId) waiter.wake();
+    this.polls.wakeQueue(queueId);
   }
 
   /**
@@ -269,72 +228,6 @@ export class EventHub {
       if (event !== undefined && isFor(event, userId)) found.push(event);
     }
     return found;
-  }
-
-  /**
-   * A wait for events of `userId`'s queue `queueId` (of `types`; undefined:
-   * all): register it before
-   * looking for events (so that one arriving in between still wakes it),
-   * then await `until(timeoutMs)`, which resolves `true` when woken, `false`
-   * on timeout or when `signal` aborts. `cancel` forgets it.
-   */
-  watch(
-    userId: number,
-    queueId: string,
-    types: Set<string> | undefined,
-  ): {
-    until(timeoutMs: number, signal?: AbortSignal): Promise<boolean>;
-    cancel(): void;
-  } {
-    let woken = false;
-    let notify: () => void = () => {
-      woken = true;
-    };
-    const waiter: Waiter = {
-      queueId,
-      types,
-      wake: () => {
-        notify();
-      },
-    };
-    let set = this.waitersByUser.get(userId);
-    if (set === undefined) {
-      set = new Set();
-      this.waitersByUser.set(userId, set);
-    }
-    set.add(waiter);
-    const cancel = () => {
-      const current = this.waitersByUser.get(userId);
-      current?.delete(waiter);
-      if (current?.size === 0) this.waitersByUser.delete(userId);
-    };
-    return {
-      until: (timeoutMs, signal) =>
-        new Promise<boolean>((resolve) => {
-          if (woken || this.closed || signal?.aborted === true) {
-            cancel();
-            resolve(woken);
-            return;
-          }
-          const finish = (value: boolean) => {
-            clearTimeout(timer);
-            signal?.removeEventListener("abort", onAbort);
-            cancel();
-            resolve(value);
-          };
-          const onAbort = () => {
-            finish(false);
-          };
-          const timer = setTimeout(() => {
-            finish(false);
-          }, timeoutMs);
-          signal?.addEventListener("abort", onAbort, { once: true });
-          notify = () => {
-            finish(true);
-          };
-        }),
-      cancel,
-    };
   }
 
   /**
@@ -433,7 +326,6 @@ export class EventHub {
   }
 
   private hold(events: LoggedEvent[], upTo?: number): void {
-    const woken = new Set<Waiter>();
     if (upTo !== undefined && upTo > this.lastSeq) {
       this.lastSeq = upTo;
       this.tailFloor = Math.max(this.tailFloor, upTo);
@@ -442,15 +334,12 @@ export class EventHub {
     for (const event of events) {
       this.tail.push(event);
       this.lastSeq = event.seq;
-      for (const userId of event.user_ids)
-        for (const waiter of this.waitersByUser.get(userId) ?? [])
-          if (waiter.types === undefined || waiter.types.has(event.event_type)) woken.add(waiter);
     }
     if (this.tail.length > TAIL_EVENTS) {
       const dropped = this.tail.splice(0, this.tail.length - TAIL_EVENTS);
       this.tailFloor = dropped.at(-1)?.seq ?? this.tailFloor;
     }
-    for (const waiter of woken) waiter.wake();
+    this.polls.wake(events);
     if (this.readWaiters.length > 0) {
       const ready = this.readWaiters.filter((w) => w.seq <= this.lastSeq);
       this.readWaiters = this.readWaiters.filter((w) => w.seq > this.lastSeq);

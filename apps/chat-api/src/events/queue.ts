@@ -215,7 +215,7 @@ export async function pollEvents(
   };
   const deadline = Date.now() + poll.heartbeatMs;
   for (;;) {
-    const watch = hub.watch(userId, queueId, queue.types);
+    const watch = hub.polls.watch(userId, queueId, queue.types);
     await current().catch((error: unknown) => {
       watch.cancel();
       throw error;

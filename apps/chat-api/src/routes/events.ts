@@ -80,7 +80,7 @@ export function eventRoutes({ db, config, events }: Services) {
         },
       },
       async ({ user, params, request }) => {
-        const release = events.admitPoll(user.id, config.CHAT_MAX_POLLS_PER_USER);
+        const release = events.polls.admit(user.id, config.CHAT_MAX_POLLS_PER_USER);
         try {
           return {
             events: await pollEvents(db, events, user.id, {
