@@ -13,14 +13,8 @@ import {
 import type { AuthedUser } from "../lib/auth";
 import { CONTENT_FLAGS, MESSAGE_FLAGS } from "../lib/message-flags";
 import { Role, isAdministrator, isGuest } from "../lib/roles";
-import {
-  channelToPostTo,
-  checkContent,
-  checkTopic,
-  checkTopicPolicy,
-  insertMessage,
-} from "./messages";
-import { RESOLVED_TOPIC_PREFIX } from "./read-messages";
+import { channelToPostTo, checkContent, checkTopic, checkTopicPolicy } from "./messages";
+import { type Move, sendMoveNotices } from "./move-notices";
 import { contentFlags, renderContent } from "./render";
 import { linkMessageFiles } from "./uploads";
 import { isGroupMember } from "./user-groups";
@@ -44,7 +38,7 @@ export const MAX_MOVED_MESSAGES = 5000;
 export type PropagateMode = "change_one" | "change_later" | "change_all";
 
 /** The caller's message `messageId` with its channel, and who has it; `Invalid message(s)` else. */
-async function accessMessage(tx: Tx, user: AuthedUser, messageId: number) {
+export async function accessMessage(tx: Tx, user: AuthedUser, messageId: number) {
   const message = await tx.prisma.message.findFirst({
     where: { id: messageId, user_messages: { some: { user_id: user.id } } },
     include: { channel: true },
@@ -140,102 +134,6 @@ async function movedMessages(
 
 /** How long after sending a message non-moderators may move it to another channel (a week). */
 export const MESSAGE_CHANNEL_MOVE_LIMIT_SECONDS = 604_800;
-
-/** Where a move takes messages from and to. */
-interface Move {
-  from: { channel: Channel; topic: string };
-  to: { channel: Channel; topic: string };
-  ids: number[];
-  mode: PropagateMode;
-}
-
-/** Whether the move is Zulip's resolve (`✔ topic`) or unresolve convention, in place. */
-function resolution(move: Move): "resolved" | "unresolved" | undefined {
-  if (move.from.channel.id !== move.to.channel.id) return undefined;
-  const [from, to] = [move.from.topic, move.to.topic];
-  if (!from.startsWith(RESOLVED_TOPIC_PREFIX) && to === RESOLVED_TOPIC_PREFIX + from)
-    return "resolved";
-  if (from.startsWith(RESOLVED_TOPIC_PREFIX) && from.slice(RESOLVED_TOPIC_PREFIX.length) === to)
-    return "unresolved";
-  return undefined;
-}
-
-/**
- * The notification bot's notices of a move (Zulip's wording): in the new
- * topic, where the messages came from (unless `notifyNewThread` is off, or
- * the move only resolves or unresolves the topic, which gets its own
- * notice); in the old one, where they went, when `notifyOldThread`.
- */
-async function sendMoveNotices(
-  tx: Tx,
-  user: AuthedUser,
-  move: Move,
-  edit: MessageEdit,
-  firstId: number,
-): Promise<void> {
-  const bot = await tx.prisma.user.findFirst({
-    where: { realm_id: user.realm_id, is_system_bot: true, is_active: true },
-  });
-  if (bot === null) return;
-  const who = `@_**${user.full_name}|${String(user.id)}**`;
-  const link = (place: { channel: Channel; topic: string }) =>
-    `#**${place.channel.name}>${place.topic}**`;
-  const count = move.ids.length;
-  // Whether the caller moved every message of the topic they can see.
-  const all =
-    move.mode === "change_all" ||
-    (await tx.prisma.message.count({
-      where: {
-        channel_id: move.from.channel.id,
-        topic: { equals: move.from.topic, mode: "insensitive" },
-        user_messages: { some: { user_id: user.id } },
-      },
-    })) === 0;
-  const post = (place: { channel: Channel; topic: string }, text: string) =>
-    insertMessage(tx, bot, { kind: "channel", ...place }, text);
-  const resolved = resolution(move);
-  if (resolved !== undefined) {
-    await post(move.to, `${who} has marked this topic as ${resolved}.`);
-  } else if (edit.notifyNewThread) {
-    const before = await tx.prisma.message.count({
-      where: {
-        channel_id: move.to.channel.id,
-        topic: { equals: move.to.topic, mode: "insensitive" },
-        id: { notIn: move.ids },
-        user_messages: { some: { user_id: user.id } },
-      },
-    });
-    const messageUrl = `${edit.realmUrl}/#narrow/channel/${narrowChannel(move.to.channel)}/topic/${hashEncode(move.to.topic)}/near/${String(firstId)}`;
-    await post(
-      move.to,
-      before === 0 && all
-        ? `This topic was moved here from ${link(move.from)} by ${who}.`
-        : count === 1
-          ? `[A message](${messageUrl}) was moved here from ${link(move.from)} by ${who}.`
-          : `${String(count)} messages were moved here from ${link(move.from)} by ${who}.`,
-    );
-  }
-  if (edit.notifyOldThread)
-    await post(
-      move.from,
-      all
-        ? `This topic was moved to ${link(move.to)} by ${who}.`
-        : count === 1
-          ? `A message was moved from this topic to ${link(move.to)} by ${who}.`
-          : `${String(count)} messages were moved from this topic to ${link(move.to)} by ${who}.`,
-    );
-}
-
-/** Zulip's encoding of a narrow URL's operand: percent-encoding with `.` for `%`. */
-const hashEncode = (text: string): string =>
-  encodeURIComponent(text)
-    .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
-    .replace(/\./g, "%2E")
-    .replace(/%/g, ".");
-
-/** A channel in a narrow URL: `{id}-{name with dashes for spaces}`. */
-const narrowChannel = (channel: Channel): string =>
-  `${String(channel.id)}-${hashEncode(channel.name.replace(/ /g, "-"))}`;
 
 /**
  * PATCH /messages/{message_id}: edits the content of one's own message
@@ -402,74 +300,4 @@ export async function doEditMessage(
     });
     if (move !== undefined) await sendMoveNotices(tx, user, move, edit, message.id);
   });
-}
-
-/**
- * GET /messages/{message_id}/history: the versions of one of the caller's
- * messages, oldest first: the original as sent, then each edit with what it
- * changed (`prev_content`, `prev_rendered_content`, `prev_topic`).
- */
-export async function messageHistory(db: Database, user: AuthedUser, messageId: number) {
-  const message = await accessMessage(db, user, messageId);
-  const edits = (message.edit_history ?? []) as unknown as EditEntry[];
-  let current = {
-    topic: message.topic,
-    content: message.content,
-    rendered_content: message.rendered_content,
-  };
-  const versions = [];
-  for (const edit of [...edits].reverse()) {
-    versions.push({
-      ...current,
-      user_id: edit.user_id,
-      timestamp: edit.timestamp,
-      ...(edit.prev_topic === undefined ? {} : { prev_topic: edit.prev_topic }),
-      ...(edit.prev_stream === undefined || edit.stream === undefined
-        ? {}
-        : { prev_stream: edit.prev_stream, stream: edit.stream }),
-      ...(edit.prev_content === undefined
-        ? {}
-        : {
-            prev_content: edit.prev_content,
-            prev_rendered_content: edit.prev_rendered_content ?? "",
-          }),
-    });
-    current = {
-      topic: edit.prev_topic ?? current.topic,
-      content: edit.prev_content ?? current.content,
-      rendered_content: edit.prev_rendered_content ?? current.rendered_content,
-    };
-  }
-  versions.push({
-    ...current,
-    user_id: message.sender_id,
-    timestamp: Math.floor(message.date_sent.getTime() / 1000),
-  });
-  return { message_history: versions.reverse() };
-}
-
-/**
- * GET /messages/{message_id}/read_receipts: who has read one of the
- * caller's messages, by id: not its sender, not deactivated users, not those
- * whose `send_read_receipts` is off.
- */
-export async function readReceipts(db: Database, user: AuthedUser, messageId: number) {
-  const message = await accessMessage(db, user, messageId);
-  const rows = await db.prisma.userMessage.findMany({
-    where: {
-      message_id: message.id,
-      user_id: { not: message.sender_id },
-      user: { is_active: true },
-    },
-    select: { flags: true, user: { select: { id: true, settings: true } } },
-    orderBy: { user_id: "asc" },
-  });
-  return {
-    user_ids: rows
-      .filter((r) => (r.flags & MESSAGE_FLAGS.read) !== 0n)
-      .filter(
-        (r) => (r.user.settings as { send_read_receipts?: unknown }).send_read_receipts !== false,
-      )
-      .map((r) => r.user.id),
-  };
 }

@@ -9,12 +9,8 @@ import {
   parseAnchor,
 } from "../actions/read-messages";
 import { doSendTyping } from "../actions/typing";
-import {
-  doDeleteMessage,
-  doEditMessage,
-  messageHistory,
-  readReceipts,
-} from "../actions/message-edits";
+import { doDeleteMessage, doEditMessage } from "../actions/message-edits";
+import { messageHistory, readReceipts } from "../actions/message-history";
 import { renderPreview } from "../actions/render";
 import { type EmojiRef, type ReactionType, doReact } from "../actions/reactions";
 import { MAX_USERS_PER_REQUEST } from "../actions/user-lookup";

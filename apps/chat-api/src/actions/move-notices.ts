@@ -1,0 +1,92 @@
+import type { Tx } from "../db/kysely";
+import type { Channel } from "../gen/prisma/client";
+import type { AuthedUser } from "../lib/auth";
+import { channelSlug, hashEncode } from "../lib/markdown";
+import type { MessageEdit, PropagateMode } from "./message-edits";
+import { insertMessage } from "./messages";
+import { RESOLVED_TOPIC_PREFIX } from "./read-messages";
+
+/** Where a move takes messages from and to. */
+export interface Move {
+  from: { channel: Channel; topic: string };
+  to: { channel: Channel; topic: string };
+  ids: number[];
+  mode: PropagateMode;
+}
+
+/** Whether the move is Zulip's resolve (`✔ topic`) or unresolve convention, in place. */
+function resolution(move: Move): "resolved" | "unresolved" | undefined {
+  if (move.from.channel.id !== move.to.channel.id) return undefined;
+  const [from, to] = [move.from.topic, move.to.topic];
+  if (!from.startsWith(RESOLVED_TOPIC_PREFIX) && to === RESOLVED_TOPIC_PREFIX + from)
+    return "resolved";
+  if (from.startsWith(RESOLVED_TOPIC_PREFIX) && from.slice(RESOLVED_TOPIC_PREFIX.length) === to)
+    return "unresolved";
+  return undefined;
+}
+
+/**
+ * The notification bot's notices of a move (Zulip's wording): in the new
+ * topic, where the messages came from (unless `notifyNewThread` is off, or
+ * the move only resolves or unresolves the topic, which gets its own
+ * notice); in the old one, where they went, when `notifyOldThread`.
+ */
+export async function sendMoveNotices(
+  tx: Tx,
+  user: AuthedUser,
+  move: Move,
+  edit: MessageEdit,
+  firstId: number,
+): Promise<void> {
+  const bot = await tx.prisma.user.findFirst({
+    where: { realm_id: user.realm_id, is_system_bot: true, is_active: true },
+  });
+  if (bot === null) return;
+  const who = `@_**${user.full_name}|${String(user.id)}**`;
+  const link = (place: { channel: Channel; topic: string }) =>
+    `#**${place.channel.name}>${place.topic}**`;
+  const count = move.ids.length;
+  // Whether the caller moved every message of the topic they can see.
+  const all =
+    move.mode === "change_all" ||
+    (await tx.prisma.message.count({
+      where: {
+        channel_id: move.from.channel.id,
+        topic: { equals: move.from.topic, mode: "insensitive" },
+        user_messages: { some: { user_id: user.id } },
+      },
+    })) === 0;
+  const post = (place: { channel: Channel; topic: string }, text: string) =>
+    insertMessage(tx, bot, { kind: "channel", ...place }, text);
+  const resolved = resolution(move);
+  if (resolved !== undefined) {
+    await post(move.to, `${who} has marked this topic as ${resolved}.`);
+  } else if (edit.notifyNewThread) {
+    const before = await tx.prisma.message.count({
+      where: {
+        channel_id: move.to.channel.id,
+        topic: { equals: move.to.topic, mode: "insensitive" },
+        id: { notIn: move.ids },
+        user_messages: { some: { user_id: user.id } },
+      },
+    });
+    const messageUrl = `${edit.realmUrl}/#narrow/channel/${channelSlug(move.to.channel)}/topic/${hashEncode(move.to.topic)}/near/${String(firstId)}`;
+    await post(
+      move.to,
+      before === 0 && all
+        ? `This topic was moved here from ${link(move.from)} by ${who}.`
+        : count === 1
+          ? `[A message](${messageUrl}) was moved here from ${link(move.from)} by ${who}.`
+          : `${String(count)} messages were moved here from ${link(move.from)} by ${who}.`,
+    );
+  }
+  if (edit.notifyOldThread)
+    await post(
+      move.from,
+      all
+        ? `This topic was moved to ${link(move.to)} by ${who}.`
+        : count === 1
+          ? `A message was moved from this topic to ${link(move.to)} by ${who}.`
+          : `${String(count)} messages were moved from this topic to ${link(move.to)} by ${who}.`,
+    );
+}
