@@ -24,23 +24,20 @@ import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { machine, quantile, table, writeSection } from "@repo/bench-kit";
+import { agent, createLoadRealm, startReplicas } from "./load-realm";
 import {
-  NO_ANSWER,
-  type User,
-  agent,
-  call,
-  createLoadRealm,
-  startReplicas,
-  timedOut,
-} from "./load-realm";
+  PRESENCE_SECONDS,
+  REQUEST_TIMEOUT_MS,
+  SimUser,
+  World,
+  resetTally,
+  tally,
+} from "./sim-users";
 
 const DOCS = join(__dirname, "../../../docs/benchmarks.md");
 const CHANNELS = 40;
 /** Each user's channels (indexes), about three. */
 const channelsOf = (i: number) => [i % CHANNELS, (i * 7 + 11) % CHANNELS, (i * 13 + 29) % CHANNELS];
-const PRESENCE_SECONDS = 60;
-/** How long a request (not a long-poll) may take before it counts as timed out. */
-const REQUEST_TIMEOUT_MS = 10_000;
 /** Mattermost's thresholds. */
 const LIMITS = { averageMs: 100, p99Ms: 2000, failedShare: 0.00025 };
 
@@ -53,225 +50,6 @@ const SETTINGS = {
   /** Replicas on the same PostgreSQL (users spread over them): one unless asked. */
   replicas: [CUSTOM?.[4] ?? 1],
 };
-
-/** One request of a simulated user (long-polls excepted). */
-interface Done {
-  at: number;
-  ms: number;
-  kind: string;
-  /** HTTP status; 0: no answer (a connection error or a time-out). */
-  status: number;
-}
-
-const requests: Done[] = [];
-/** Each delivered message event: message, receiving user (index), arrival. */
-const arrivals: { message: number; user: number; at: number }[] = [];
-/** Each message sent: when its send began, its audience (user indexes) and who sent it. */
-const sends = new Map<number, { at: number; audience: readonly number[] }>();
-let pollFailures = 0;
-const failures = new Set<string>();
-/** Set when the simulation ends (what fails after is not counted). */
-const run = { stopping: false };
-const stopped = (): boolean => run.stopping;
-/** Sends under way. */
-const inFlight = { sends: 0 };
-
-/** A simulated user: its queue, what it received, its next actions. */
-class SimUser {
-  queue = "";
-  /** When its registration answered (it receives what is sent after). */
-  registeredAt = Infinity;
-  lastEventId = -1;
-  disordered = 0;
-  unread: number[] = [];
-  private readonly timers = new Set<NodeJS.Timeout>();
-
-  constructor(
-    readonly index: number,
-    readonly user: User,
-    private readonly port: number,
-    private readonly world: World,
-  ) {}
-
-  private async request(
-    kind: string,
-    method: "GET" | "POST",
-    path: string,
-    form: Record<string, string>,
-  ): Promise<{ status: number; json: Record<string, unknown> }> {
-    const at = performance.now();
-    const reply = await call(this.port, this.user, method, path, form, REQUEST_TIMEOUT_MS).catch(
-      (error: unknown) => {
-        if (!stopped()) failures.add(`${kind}: ${timedOut(error) ? "timed out" : String(error)}`);
-        return NO_ANSWER;
-      },
-    );
-    if (stopped()) return reply;
-    requests.push({ at, ms: performance.now() - at, kind, status: reply.status });
-    if (reply.status !== 200 && reply.status !== 0)
-      failures.add(`${kind}: HTTP ${String(reply.status)} ${JSON.stringify(reply.json)}`);
-    return reply;
-  }
-
-  async start(): Promise<void> {
-    const reply = await this.request("register", "POST", "/register", {
-      event_types: '["message","update_message_flags"]',
-    });
-    if (reply.status !== 200) return;
-    this.queue = String(reply.json.queue_id);
-    this.registeredAt = performance.now();
-    void this.poll();
-    void this.presence();
-    this.schedule();
-  }
-
-  /** Set by {@link stop}: no more actions (the long-poll goes on). */
-  private quiet = false;
-
-  stop(): void {
-    this.quiet = true;
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.clear();
-  }
-
-  /** Runs `task` after `ms` unless the simulation stops first. */
-  private after(ms: number, task: () => Promise<void>): void {
-    if (this.quiet) return;
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      if (!stopped()) void task();
-    }, ms);
-    this.timers.add(timer);
-  }
-
-  private schedule(): void {
-    const pause = -Math.log(1 - Math.random()) * SETTINGS.actionSeconds * 1000;
-    this.after(pause, async () => {
-      await this.act();
-      this.schedule();
-    });
-  }
-
-  /** The last presence change this user has heard of (a modern client's `last_update_id`). */
-  private presenceSeen = -1;
-
-  private async presence(): Promise<void> {
-    const reply = await this.request("presence", "POST", "/users/me/presence", {
-      status: "active",
-      new_user_input: "true",
-      slim_presence: "true",
-      last_update_id: String(this.presenceSeen),
-    });
-    const seen = reply.json.presence_last_update_id;
-    if (typeof seen === "number") this.presenceSeen = seen;
-    this.after(PRESENCE_SECONDS * 1000, () => this.presence());
-  }
-
-  /** One action, chosen at random with Mattermost-like weights. */
-  private async act(): Promise<void> {
-    const channels = this.world.subscriptions[this.index] ?? [];
-    const channel = channels[Math.floor(Math.random() * channels.length)] ?? 0;
-    const roll = Math.random() * 9;
-    if (roll < 4 && this.unread.length > 0) {
-      const ids = this.unread.splice(0, 100);
-      await this.request("mark read", "POST", "/messages/flags", {
-        messages: JSON.stringify(ids),
-        op: "add",
-        flag: "read",
-      });
-    } else if (roll < 6) {
-      await this.request("fetch history", "GET", "/messages", {
-        anchor: "newest",
-        num_before: "20",
-        num_after: "0",
-        narrow: JSON.stringify([
-          { operator: "channel", operand: this.world.channels[channel] ?? 0 },
-        ]),
-      });
-    } else if (roll < 8) {
-      const audience = this.world
-        .active()
-        .filter((u) => this.world.subscriptions[u.index]?.includes(channel) === true || u === this);
-      await this.send(audience, {
-        type: "stream",
-        to: String(this.world.channels[channel] ?? 0),
-        topic: `topic ${String(Math.floor(Math.random() * 5))}`,
-        content: `A message from **${this.user.email}** to channel ${String(channel)}.`,
-      });
-    } else {
-      const others = this.world.active();
-      const other = others[Math.floor(Math.random() * others.length)] ?? this;
-      await this.send([...new Set([this, other])], {
-        type: "direct",
-        to: JSON.stringify([other.user.id]),
-        content: "A direct message.",
-      });
-    }
-  }
-
-  private async send(audience: SimUser[], form: Record<string, string>): Promise<void> {
-    const at = performance.now();
-    const expected = audience.filter((u) => u.registeredAt < at).map((u) => u.index);
-    inFlight.sends += 1;
-    const reply = await this.request(`send ${form.type ?? ""}`, "POST", "/messages", form);
-    inFlight.sends -= 1;
-    if (reply.status === 200) sends.set(Number(reply.json.id), { at, audience: expected });
-  }
-
-  private async poll(): Promise<void> {
-    while (!stopped()) {
-      const reply = await call(this.port, this.user, "GET", "/events", {
-        queue_id: this.queue,
-        last_event_id: String(this.lastEventId),
-      }).catch((error: unknown) => {
-        if (!stopped()) failures.add(`poll: ${String(error)}`);
-        return NO_ANSWER;
-      });
-      if (stopped()) return;
-      if (reply.status !== 200) {
-        pollFailures += 1;
-        if (reply.status !== 0)
-          failures.add(`poll: HTTP ${String(reply.status)} ${JSON.stringify(reply.json)}`);
-        await new Promise((resolve) => setTimeout(resolve, 1000));
-        continue;
-      }
-      const now = performance.now();
-      for (const event of (reply.json.events ?? []) as {
-        id: number;
-        type: string;
-        message?: { id: number };
-      }[]) {
-        if (event.id <= this.lastEventId) this.disordered += 1;
-        this.lastEventId = Math.max(this.lastEventId, event.id);
-        if (event.type !== "message" || event.message === undefined) continue;
-        arrivals.push({ message: event.message.id, user: this.index, at: now });
-        this.unread.push(event.message.id);
-        if (this.unread.length > 1000) this.unread.splice(0, this.unread.length - 1000);
-      }
-    }
-  }
-}
-
-/** The simulated users and what they share. */
-class World {
-  readonly users: SimUser[] = [];
-  private activeCache: SimUser[] | undefined;
-
-  constructor(
-    readonly channels: number[],
-    readonly subscriptions: number[][],
-  ) {}
-
-  /** Users whose queue is registered. */
-  active(): SimUser[] {
-    this.activeCache ??= this.users.filter((u) => u.queue !== "");
-    return this.activeCache;
-  }
-
-  changed(): void {
-    this.activeCache = undefined;
-  }
-}
 
 /** Busy and total jiffies of the machine (/proc/stat). */
 function cpuTimes(): { busy: number; total: number } {
@@ -328,17 +106,11 @@ interface Outcome {
 
 /** One ramp against `replicas` chat-api processes on a database of its own. */
 async function simulate(replicas: number): Promise<Outcome> {
-  requests.length = 0;
-  arrivals.length = 0;
-  sends.clear();
-  failures.clear();
-  pollFailures = 0;
-  run.stopping = false;
-  inFlight.sends = 0;
+  resetTally();
   process.stdout.write(`filling a database with ${String(SETTINGS.maxUsers)} users...\n`);
   const realm = await createLoadRealm("chat_simulation", SETTINGS.maxUsers, CHANNELS, channelsOf);
   const servers = await startReplicas(realm.url, replicas);
-  const world = new World(realm.channels, realm.subscriptions);
+  const world = new World(realm.channels, realm.subscriptions, SETTINGS.actionSeconds);
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
   const steps: Step[] = [];
@@ -374,14 +146,14 @@ async function simulate(replicas: number): Promise<Outcome> {
       const busyCores =
         ((cpuAfter.busy - cpuBefore.busy) / Math.max(1, cpuAfter.total - cpuBefore.total)) *
         availableParallelism();
-      const window = requests.filter((r) => r.at >= begin && r.at < end);
+      const window = tally.requests.filter((r) => r.at >= begin && r.at < end);
       const times = window.map((r) => r.ms).sort((x, y) => x - y);
       const failed = window.filter((r) => r.status === 0 || r.status >= 500).length;
       const seconds = (end - begin) / 1000;
-      const delivered = arrivals.filter((a) => a.at >= begin && a.at < end);
+      const delivered = tally.arrivals.filter((a) => a.at >= begin && a.at < end);
       const latency = delivered
         .flatMap((a) => {
-          const sent = sends.get(a.message);
+          const sent = tally.sends.get(a.message);
           return sent === undefined ? [] : [a.at - sent.at];
         })
         .sort((x, y) => x - y);
@@ -405,9 +177,9 @@ async function simulate(replicas: number): Promise<Outcome> {
       };
       if (step.averageMs > LIMITS.averageMs) step.crossed.push("average > 100 ms");
       if (step.p99Ms > LIMITS.p99Ms) step.crossed.push("p99 > 2 s");
-      if (failed + pollFailures > LIMITS.failedShare * window.length)
+      if (failed + tally.pollFailures > LIMITS.failedShare * window.length)
         step.crossed.push("5xx and time-outs > 0.025 %");
-      pollFailures = 0;
+      tally.pollFailures = 0;
       steps.push(step);
       const kinds = new Map<string, number[]>();
       for (const r of window) kinds.set(r.kind, [...(kinds.get(r.kind) ?? []), r.ms]);
@@ -420,19 +192,19 @@ async function simulate(replicas: number): Promise<Outcome> {
     }
     // No more actions; the last sends answer and their deliveries arrive before the check.
     for (const user of world.users) user.stop();
-    for (let waited = 0; waited < REQUEST_TIMEOUT_MS && inFlight.sends > 0; waited += 100)
+    for (let waited = 0; waited < REQUEST_TIMEOUT_MS && tally.sendsInFlight > 0; waited += 100)
       await new Promise((resolve) => setTimeout(resolve, 100));
     for (let waited = 0; waited < 15_000 && check(world).lost > 0; waited += 500)
       await new Promise((resolve) => setTimeout(resolve, 500));
-    run.stopping = true;
+    tally.stopping = true;
     for (const user of world.users) user.stop();
   } finally {
-    run.stopping = true;
+    tally.stopping = true;
     for (const server of servers) await server.stop();
     await realm.drop();
     loop.disable();
   }
-  return { replicas, steps, verdict: check(world), failures: [...failures].slice(0, 3) };
+  return { replicas, steps, verdict: check(world), failures: [...tally.failures].slice(0, 3) };
 }
 
 async function main(): Promise<void> {
@@ -454,7 +226,7 @@ function check(world: World): {
   deliveries: number;
 } {
   const got = new Map<number, Map<number, number>>();
-  for (const a of arrivals) {
+  for (const a of tally.arrivals) {
     let users = got.get(a.message);
     if (users === undefined) got.set(a.message, (users = new Map<number, number>()));
     users.set(a.user, (users.get(a.user) ?? 0) + 1);
@@ -464,7 +236,7 @@ function check(world: World): {
   let stray = 0;
   for (const [message, users] of got) {
     for (const count of users.values()) duplicated += count - 1;
-    const sent = sends.get(message);
+    const sent = tally.sends.get(message);
     if (sent === undefined) continue;
     const audience = new Set(sent.audience);
     for (const user of users.keys()) {
@@ -473,12 +245,12 @@ function check(world: World): {
       if (!audience.has(user) && member !== undefined && member.registeredAt < sent.at) stray += 1;
     }
   }
-  for (const [message, sent] of sends) {
+  for (const [message, sent] of tally.sends) {
     const users = got.get(message);
     for (const user of sent.audience) if (users?.has(user) !== true) lost += 1;
   }
   const disordered = world.users.reduce((n, u) => n + u.disordered, 0);
-  return { lost, duplicated, stray, disordered, deliveries: arrivals.length };
+  return { lost, duplicated, stray, disordered, deliveries: tally.arrivals.length };
 }
 
 function report(outcomes: Outcome[]): void {
