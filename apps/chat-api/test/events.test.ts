@@ -199,6 +199,24 @@ describe("GET /api/v1/events", () => {
     ]);
   });
 
+  it("counts an acknowledgement past every event up to the last one", async () => {
+    const queue = await register(a, "iago", { event_types: ["saved_snippets"] });
+    // A billion ids ahead: the heartbeat comes after one idle time, not a billion appends.
+    const reply = await poll(a, "iago", { queue_id: queue, last_event_id: 1_000_000_000 });
+    const [heartbeat] = reply.body.events as { type: string; id: number }[];
+    expect(heartbeat?.type).toBe("heartbeat");
+    expect(heartbeat?.id).toBeLessThan(1_000_000_000);
+    // And the queue still receives what comes next.
+    await a.call("POST", "/api/v1/saved_snippets", {
+      ...as("iago"),
+      form: { title: "After", content: "After" },
+    });
+    const next = await poll(a, "iago", { queue_id: queue, last_event_id: heartbeat?.id });
+    expect(next.body.events).toMatchObject([
+      { type: "saved_snippets", op: "add", saved_snippet: { title: "After" } },
+    ]);
+  });
+
   it("discards the events acknowledged by last_event_id", async () => {
     const queue = await register(a, "hamlet", { event_types: ["saved_snippets"] });
     for (const title of ["One", "Two"]) {

@@ -13,6 +13,7 @@ import {
   writeQueueBookkeeping,
 } from "../db/queries/events";
 import { Polls } from "./polls";
+import { type QueueShape, type TextSource, queueShape } from "./shape";
 
 /** Most events a replica keeps in memory (the newest); older ones are read from the log. */
 const TAIL_EVENTS = 5000;
@@ -22,7 +23,7 @@ const BOOKKEEPING_MS = 5000;
 const CATCH_UP_MS = 2000;
 
 /** An event of the log as a replica holds it. */
-export interface HeldEvent extends LoggedEvent {
+export interface HeldEvent extends LoggedEvent, TextSource {
   /** Its recipients, as a set (built on first use). */
   users?: Set<number>;
 }
@@ -37,6 +38,8 @@ export function isFor(event: HeldEvent, userId: number): boolean {
 export interface QueueInfo extends QueueRow {
   /** Event types asked for (undefined: all). */
   types: Set<string> | undefined;
+  /** How its events look ({@link queueShape} of its options). */
+  shape: QueueShape;
 }
 
 /**
@@ -56,7 +59,11 @@ export class EventHub {
   /** The long-polls of this replica. */
   readonly polls = new Polls();
   private readonly queues = new Map<string, QueueInfo>();
-  private readonly bookkeeping = new Map<string, { userId: number; ack: number; polledAt: Date }>();
+  /** Per queue: its user, acknowledgement and last poll time (ms since the epoch), to write. */
+  private readonly bookkeeping = new Map<
+    string,
+    { userId: number; ack: number; polledAt: number }
+  >();
   private readonly unlistens: (() => Promise<void>)[] = [];
   private readonly timers: NodeJS.Timeout[] = [];
   private closed = false;
@@ -152,6 +159,11 @@ export class EventHub {
 
   // ---- Queues ----
 
+  /** Queue `queueId` if this replica holds it in memory. */
+  knownQueue(queueId: string): QueueInfo | undefined {
+    return this.queues.get(queueId);
+  }
+
   /** Queue `queueId` (from memory, else the database), or undefined. */
   async queue(queueId: string): Promise<QueueInfo | undefined> {
     const known = this.queues.get(queueId);
@@ -166,6 +178,7 @@ export class EventHub {
     const info: QueueInfo = {
       ...row,
       types: row.all_event_types ? undefined : new Set(row.event_types),
+      shape: queueShape(row.options),
     };
     if (!this.closed) this.queues.set(row.id, info);
     return info;
@@ -174,11 +187,17 @@ export class EventHub {
   /** Notes a poll of `queue` acknowledging up to `ack`, to be written with the next batch. */
   notePoll(queue: QueueInfo, ack: number): void {
     queue.last_event_id = Math.max(queue.last_event_id, ack);
-    this.bookkeeping.set(queue.id, {
-      userId: queue.user_id,
-      ack: queue.last_event_id,
-      polledAt: new Date(),
-    });
+    const entry = this.bookkeeping.get(queue.id);
+    if (entry === undefined)
+      this.bookkeeping.set(queue.id, {
+        userId: queue.user_id,
+        ack: queue.last_event_id,
+        polledAt: Date.now(),
+      });
+    else {
+      entry.ack = queue.last_event_id;
+      entry.polledAt = Date.now();
+    }
   }
 
   /** Forgets queue `queueId` (deleted on some replica) and wakes its polls. */
@@ -197,7 +216,7 @@ export class EventHub {
     const entries: { id: string; ack: number; polledAt: Date }[] = [];
     for (const [id, entry] of this.bookkeeping) {
       if (userId !== undefined && entry.userId !== userId) continue;
-      entries.push({ id, ack: entry.ack, polledAt: entry.polledAt });
+      entries.push({ id, ack: entry.ack, polledAt: new Date(entry.polledAt) });
       this.bookkeeping.delete(id);
     }
     if (entries.length === 0) return;

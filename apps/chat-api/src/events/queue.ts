@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { BadEventQueueIdError, JsonableError } from "@repo/envelope";
 import type { Prisma } from "../gen/prisma/client";
 import { type EventHub, type HeldEvent, type QueueInfo, isFor } from "./hub";
-import { eventSpan, queueShape, shapeEvents } from "./shape";
+import { eventSpan, shapeEvents, shapedText } from "./shape";
 import { lockUser } from "../db/queries/users";
 import {
   appendEvent,
@@ -166,18 +166,27 @@ export interface Poll {
   signal?: AbortSignal;
 }
 
-/** The events of `queue` among `events` (numbered after `after`), as its client receives them. */
-function eventsOf(queue: QueueInfo, events: readonly HeldEvent[], after: number) {
-  const shape = queueShape(queue.options);
-  return events
-    .filter(
-      (event) =>
-        event.seq > after &&
-        isFor(event, queue.user_id) &&
-        (queue.types === undefined || queue.types.has(event.event_type)),
+/**
+ * The JSON texts of `queue`'s events among `events` (numbered after
+ * `after`), as its client receives them. Each stored event's text is made
+ * once per shape ({@link shapedText}); only a deletion the client has
+ * acknowledged part of is shaped for this poll alone.
+ */
+function eventTexts(queue: QueueInfo, events: readonly HeldEvent[], after: number): string[] {
+  const texts: string[] = [];
+  for (const event of events) {
+    if (
+      event.seq <= after ||
+      !isFor(event, queue.user_id) ||
+      (queue.types !== undefined && !queue.types.has(event.event_type))
     )
-    .flatMap((event) => shapeEvents(event.payload as ChatEvent, shape, event.seq))
-    .filter((event) => event.id > after);
+      continue;
+    if (event.seq - event.span >= after) texts.push(shapedText(event, queue.shape));
+    else
+      for (const shaped of shapeEvents(event.payload as ChatEvent, queue.shape, event.seq))
+        if (shaped.id > after) texts.push(JSON.stringify(shaped));
+  }
+  return texts;
 }
 
 /**
@@ -185,14 +194,14 @@ function eventsOf(queue: QueueInfo, events: readonly HeldEvent[], after: number)
  * answers the queue's newer events at once (from memory, or from the log
  * when the replica no longer holds them), or waits for some; after
  * `heartbeatMs` without any, answers a heartbeat. A poll that finds nothing
- * writes nothing.
+ * writes nothing. Returns the events' JSON texts, in order.
  */
 export async function pollEvents(
   db: Database,
   hub: EventHub,
   userId: number,
   poll: Poll,
-): Promise<ChatEvent[]> {
+): Promise<string[]> {
   const { queueId } = poll;
   const current = async (): Promise<QueueInfo> => {
     const queue = await hub.queue(queueId);
@@ -200,30 +209,32 @@ export async function pollEvents(
     return queue;
   };
   const queue = await current();
-  hub.notePoll(queue, poll.lastEventId ?? -1);
+  let ack = poll.lastEventId ?? -1;
+  // Past every numbered event (a client's mistake, or malice), it counts up to the last one: else
+  // the queue would wait for ids nobody sends, and its heartbeat for a log that long.
+  if (ack > hub.position) ack = Math.min(ack, (await logPosition(db)).last);
+  hub.notePoll(queue, ack);
   const after = queue.last_event_id;
   // Events it has not acknowledged were pruned: the client must register again.
   if (after < hub.prunedUpTo) throw badQueue(queueId);
   // Events up to `scanned` were looked at and none was for the queue: a woken poll reads past them.
   let scanned = after;
-  const read = async (): Promise<ChatEvent[]> => {
-    const upTo = hub.position;
-    const held = hub.held(userId, scanned);
-    const found = eventsOf(queue, held ?? (await readLogFor(db, userId, scanned)), after);
-    scanned = Math.max(scanned, upTo);
-    return found;
-  };
   const deadline = Date.now() + poll.heartbeatMs;
   for (;;) {
     const watch = hub.polls.watch(userId, queueId, queue.types);
-    await current().catch((error: unknown) => {
+    // Still there? (Deleted on any replica, it is gone from memory: the database says.)
+    if (hub.knownQueue(queueId) !== queue)
+      await current().catch((error: unknown) => {
+        watch.cancel();
+        throw error;
+      });
+    const upTo = hub.position;
+    const held = hub.held(userId, scanned);
+    const texts = eventTexts(queue, held ?? (await readLogFor(db, userId, scanned)), after);
+    scanned = Math.max(scanned, upTo);
+    if (texts.length > 0 || poll.dontBlock) {
       watch.cancel();
-      throw error;
-    });
-    const events = await read();
-    if (events.length > 0 || poll.dontBlock) {
-      watch.cancel();
-      return events;
+      return texts;
     }
     const remaining = deadline - Date.now();
     const woken = remaining > 0 && (await watch.until(remaining, poll.signal));
@@ -231,7 +242,7 @@ export async function pollEvents(
     watch.cancel();
     if (poll.signal?.aborted === true || hub.stopping) return [];
     await current();
-    return [{ type: "heartbeat", id: await hub.heartbeatId(after) }];
+    return [JSON.stringify({ type: "heartbeat", id: await hub.heartbeatId(after) })];
   }
 }
 

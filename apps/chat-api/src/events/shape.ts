@@ -13,6 +13,15 @@ export interface QueueShape {
   bulk_message_deletion: boolean;
 }
 
+/** The number (0-7) of a shape: what is made once per shape is kept at this index. */
+function shapeIndex(shape: QueueShape): number {
+  return (
+    (shape.apply_markdown ? 1 : 0) +
+    (shape.client_gravatar ? 2 : 0) +
+    (shape.bulk_message_deletion ? 4 : 0)
+  );
+}
+
 /** The shape of a queue from its stored options (older queues: Zulip's defaults). */
 export function queueShape(options: unknown): QueueShape {
   const stored = (options ?? {}) as Partial<Record<keyof QueueShape, unknown>>;
@@ -89,4 +98,30 @@ export function shapeEvents(
     message_id: messageId,
     id: id - (ids.length - 1 - i),
   }));
+}
+
+/** A stored event as a replica holds it, with the texts made of it so far. */
+export interface TextSource {
+  payload: unknown;
+  seq: number;
+  /** Per shape ({@link shapeIndex}): the JSON text of its events, commas between. */
+  texts?: (string | undefined)[];
+}
+
+/**
+ * The JSON text of the events the stored event `event` is for the queue of
+ * `shape` (commas between them), made once per shape and kept on `event`:
+ * a message to a thousand queues is serialized once, not a thousand times.
+ */
+export function shapedText(event: TextSource, shape: QueueShape): string {
+  const index = shapeIndex(shape);
+  event.texts ??= [];
+  let text = event.texts[index];
+  if (text === undefined) {
+    text = shapeEvents(event.payload as ChatEvent, shape, event.seq)
+      .map((e) => JSON.stringify(e))
+      .join(",");
+    event.texts[index] = text;
+  }
+  return text;
 }

@@ -6,7 +6,8 @@ import path from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import busboy from "busboy";
-import type { Request } from "express";
+import type { IncomingMessage } from "node:http";
+import typeis from "type-is";
 import { JsonableError } from "@repo/envelope";
 import { MAX_FORM_FIELDS } from "./multipart";
 import { removeFile } from "./upload-store";
@@ -54,8 +55,11 @@ export const tooLargeError = (fileBytes: number): JsonableError =>
  * away. The rest of a refused body is not read: the connection closes after
  * the answer.
  */
-export async function receiveUpload(req: Request, limits: UploadLimits): Promise<UploadBody> {
-  if (req.is("multipart/form-data") !== "multipart/form-data")
+export async function receiveUpload(
+  req: IncomingMessage,
+  limits: UploadLimits,
+): Promise<UploadBody> {
+  if (typeis(req, ["multipart/form-data"]) !== "multipart/form-data")
     throw new JsonableError("You must specify a file to upload");
   // A body may exceed its file by the multipart framing and the fields.
   const bodyLimit = limits.fileBytes + limits.fieldBytes + 64 * 1024;

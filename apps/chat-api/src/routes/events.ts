@@ -2,6 +2,7 @@ import { z } from "zod";
 import { MAX_HISTORY_DAYS } from "../actions/presence";
 import { fetchInitialState } from "../events/initial-state";
 import { createQueue, deleteQueue, pollEvents } from "../events/queue";
+import { jsonArray } from "../lib/json-text";
 import { bool, int, json, str } from "../lib/params";
 import { userEndpoint } from "../lib/typed-endpoint";
 import { VERSION_FIELDS } from "../lib/version";
@@ -83,13 +84,15 @@ export function eventRoutes({ db, config, events }: Services) {
         const release = events.polls.admit(user.id, config.CHAT_MAX_POLLS_PER_USER);
         try {
           return {
-            events: await pollEvents(db, events, user.id, {
-              queueId: params.queue_id,
-              lastEventId: params.last_event_id,
-              dontBlock: params.dont_block,
-              heartbeatMs: config.CHAT_EVENT_HEARTBEAT_SECONDS * 1000,
-              signal: request.signal,
-            }),
+            events: jsonArray(
+              await pollEvents(db, events, user.id, {
+                queueId: params.queue_id,
+                lastEventId: params.last_event_id,
+                dontBlock: params.dont_block,
+                heartbeatMs: config.CHAT_EVENT_HEARTBEAT_SECONDS * 1000,
+                signal: request.signal,
+              }),
+            ),
             queue_id: params.queue_id,
           };
         } finally {

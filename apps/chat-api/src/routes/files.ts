@@ -3,6 +3,7 @@ import { Router, type Response } from "express";
 import { fileHeaders, fileOfToken, lookupFile, viewerOf } from "../actions/uploads";
 import { authenticate } from "../lib/auth";
 import { decodeSegment } from "../lib/typed-endpoint";
+import { exchangeOf } from "../dispatch";
 import type { Services } from "../services";
 
 /** Zulip's answers when there is no such file, or it is not the viewer's to see (HTML, as Zulip's). */
@@ -56,7 +57,7 @@ export function fileRoutes(services: Services): Router {
   };
 
   router.get("/user_uploads/temporary/:token/:filename", async (req, res) => {
-    res.locals.route = "/user_uploads/temporary/{token}/{filename}";
+    exchangeOf(res).route = "/user_uploads/temporary/{token}/{filename}";
     res.set(await rateLimiter.consume("ip", req.ip ?? ""));
     const context = await realms.fromHost(req.headers.host);
     const file =
@@ -68,7 +69,7 @@ export function fileRoutes(services: Services): Router {
   });
 
   router.get(/^\/user_uploads\/(\d+\/.+)$/, async (req, res) => {
-    res.locals.route = "/user_uploads/{path_id}";
+    exchangeOf(res).route = "/user_uploads/{path_id}";
     const context = await realms.fromHost(req.headers.host);
     let user;
     try {

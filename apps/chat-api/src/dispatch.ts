@@ -1,0 +1,264 @@
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { JsonableError, renderError, renderSuccess } from "@repo/envelope";
+import type { Logger } from "pino";
+import { databaseUnavailableError, isDatabaseUnavailable } from "./db/unavailable";
+import { answeringAfterEvents } from "./events/queue";
+import { type AuthedUser, authenticate } from "./lib/auth";
+import { stringify } from "./lib/json-text";
+import type { AppMetrics } from "./lib/metrics";
+import { type Api, checkAccess, compileRoutes, matchRoute, readParams } from "./lib/typed-endpoint";
+import { receiveUpload } from "./lib/upload-body";
+import { removeFile } from "./lib/upload-store";
+import type { Services } from "./services";
+
+const REQUEST_ID = /^[\w.-]{1,64}$/;
+
+/**
+ * One request as the dispatcher and the access log see it, on either path to
+ * an operation (Express's router, or the poll lane of `src/poll-lane.ts`).
+ */
+export interface Exchange {
+  /** Its `X-Request-Id`. */
+  id: string;
+  /** The route template it matched (metrics label), `unmatched` before. */
+  route: string;
+  /** Aborts when the client goes away before the answer; made on first use. */
+  gone: AbortSignal | undefined;
+}
+
+/**
+ * Gives the request its id and, when it closes, counts it and writes its
+ * access-log line (only what is safe: never headers, which carry
+ * Authorization, query strings or bodies, which carry keys and passwords).
+ * `path` is read now: routers mounted under a prefix change `req.url`.
+ */
+export function observe(
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  { metrics, logger }: { metrics: AppMetrics; logger: Logger },
+): Exchange {
+  const given = req.headers["x-request-id"];
+  const id = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+  res.setHeader("X-Request-Id", id);
+  const exchange: Exchange = { id, route: "unmatched", gone: undefined };
+  const method = req.method ?? "";
+  const stop = metrics.latency.startTimer();
+  res.once("close", () => {
+    const entry = {
+      req: { id, method, path, remoteAddress: req.socket.remoteAddress },
+      res: { statusCode: res.statusCode },
+    };
+    if (!res.writableFinished) {
+      logger.warn(entry, "request aborted");
+      return;
+    }
+    const { route } = exchange;
+    const seconds = stop({ method, route });
+    metrics.requests.inc({ method, route, status: String(res.statusCode) });
+    logger[res.statusCode >= 500 ? "error" : "info"](
+      { ...entry, responseTime: Math.round(seconds * 1000) },
+      "request completed",
+    );
+  });
+  return exchange;
+}
+
+/** Where Express's path keeps a request's {@link Exchange}: `res.locals`, under this name. */
+export const EXCHANGE = "exchange";
+
+/** The {@link Exchange} of a request on Express's path (noted by its first middleware). */
+export function exchangeOf(res: { locals: Record<string, unknown> }): Exchange {
+  return res.locals[EXCHANGE] as Exchange;
+}
+
+/** A signal that aborts when the client goes away before the answer (a long-poll stops waiting). */
+function goneSignal(res: ServerResponse, exchange: Exchange): AbortSignal {
+  if (exchange.gone !== undefined) return exchange.gone;
+  const gone = new AbortController();
+  if (res.destroyed && !res.writableFinished) gone.abort();
+  else
+    res.once("close", () => {
+      if (!res.writableFinished) gone.abort();
+    });
+  exchange.gone = gone.signal;
+  return gone.signal;
+}
+
+/** A JSON answer, written at once (what Express's `res.json` does for this API, without its checks). */
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = stringify(body);
+  res.statusCode = status;
+  res.setHeader("Content-Type", "application/json; charset=utf-8");
+  res.setHeader("Content-Length", Buffer.byteLength(text));
+  res.end(res.req.method === "HEAD" ? undefined : text);
+}
+
+/** Sets `headers` in their order (what Express's `res.set` does with an object of strings). */
+function setHeaders(res: ServerResponse, headers: Record<string, string>): void {
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+}
+
+/** Body-parser failures are the client's: a 4xx in the envelope, never a 500. */
+function clientError(error: unknown): JsonableError | undefined {
+  const { status, type } = (error ?? {}) as { status?: unknown; type?: unknown };
+  if (typeof status !== "number" || status < 400 || status >= 500) return undefined;
+  if (type === "entity.too.large")
+    return new JsonableError("Request body too large", "BAD_REQUEST", 413);
+  return new JsonableError("Malformed request body", "BAD_REQUEST", status === 415 ? 415 : 400);
+}
+
+/**
+ * Answers a thrown value in the error envelope: the envelope's classes as
+ * themselves, an unreachable database as 503, anything else as the plain 500
+ * (logged, never shown).
+ */
+export function sendError(
+  res: ServerResponse,
+  error: unknown,
+  exchange: Exchange | undefined,
+  logger: Logger,
+): void {
+  const reqId = exchange?.id;
+  if (isDatabaseUnavailable(error)) {
+    // Not a defect: the request may succeed once the database is back.
+    logger.warn({ err: error, reqId }, "database unavailable");
+    error = databaseUnavailableError();
+  }
+  const { status, headers, body } = renderError(clientError(error) ?? error);
+  if (status >= 500 && status !== 503) logger.error({ err: error, reqId }, "unhandled error");
+  setHeaders(res, headers);
+  sendJson(res, status, body);
+}
+
+/**
+ * Form fields of a request, last value wins (as Django's QueryDict): body
+ * fields first, then the query string, for POST/PATCH/PUT/DELETE; the query
+ * string only for GET and HEAD.
+ */
+function collectFields(method: string, body: unknown, query: unknown): Map<string, string> {
+  const fields = new Map<string, string>();
+  const add = (source: unknown, overwrite: boolean): void => {
+    if (source === null || typeof source !== "object") return;
+    for (const [name, value] of Object.entries(source as Record<string, unknown>)) {
+      const last = Array.isArray(value) ? (value as unknown[]).at(-1) : value;
+      if (typeof last !== "string") continue;
+      if (overwrite || !fields.has(name)) fields.set(name, last);
+    }
+  };
+  if (method !== "GET" && method !== "HEAD") add(body, true);
+  add(query, false);
+  return fields;
+}
+
+/** An operation found for a method and path. */
+export type Match = ReturnType<typeof matchRoute>;
+
+/** What a request gives the dispatcher besides its operation: its parsed query and body. */
+export interface Input {
+  /** The query string's fields (`node:querystring`, Express's "simple" parser). */
+  query: unknown;
+  /** The body's flat fields, if any was parsed. */
+  body: unknown;
+}
+
+/**
+ * The `/api/v1` dispatcher, in two steps around the body parsers: `find`
+ * finds the operation (404 and 405 before any body is read), `run`
+ * authenticates, limits, checks access, receives an upload, reads parameters,
+ * runs and renders. It works on Node's request and response, so both paths
+ * to an operation share it.
+ */
+export function dispatcher(services: Services, api: Api) {
+  const routes = compileRoutes(api.operations);
+  // Matches of paths without parameters, kept (a few hundred at most: the table's fixed paths).
+  const fixed = new Map<string, Match>();
+  const find = (method: string, path: string, exchange: Exchange): Match => {
+    const key = `${method} ${path}`;
+    let found = fixed.get(key);
+    if (found === undefined) {
+      found = matchRoute(routes, method, path);
+      if (found.route.names.length === 0) fixed.set(key, found);
+    }
+    exchange.route = `/api/v1${found.route.template}`;
+    return found;
+  };
+  const run = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    { operation, pathParams }: Match,
+    exchange: Exchange,
+    input: Input,
+  ): Promise<void> => {
+    const context = await services.realms.fromHost(req.headers.host);
+    // No proxy is trusted: the peer's address (what Express's `req.ip` gives here).
+    const ip = req.socket.remoteAddress ?? "";
+    let user: AuthedUser | undefined;
+    if (operation.auth === "user") {
+      try {
+        user = await authenticate(req.headers.authorization, context, services.auth);
+      } catch (error) {
+        // Failed logins count against the address, so a flood of bad keys meets 429s, not the database.
+        setHeaders(res, await services.rateLimiter.consume("ip", ip));
+        throw error;
+      }
+    }
+    setHeaders(
+      res,
+      await services.rateLimiter.consume(
+        user === undefined ? "ip" : "user",
+        user === undefined ? ip : String(user.id),
+      ),
+    );
+    if (user !== undefined) checkAccess(operation.access, user);
+    const upload = operation.upload
+      ? await receiveUpload(req, {
+          fileBytes: services.config.CHAT_MAX_UPLOAD_MIB * 1024 * 1024,
+          fieldBytes: services.config.CHAT_MAX_BODY_BYTES,
+          directory: services.uploads.incoming,
+        })
+      : undefined;
+    try {
+      const fields = collectFields(
+        req.method ?? "",
+        upload === undefined ? input.body : upload.fields,
+        input.query,
+      );
+      const { values, read } = readParams(
+        operation.params,
+        fields,
+        services.config.CHAT_MAX_JSON_DEPTH,
+      );
+      const file = upload?.file;
+      const data = await answeringAfterEvents(services.events, () =>
+        operation.handler({
+          ...(file === undefined ? {} : { file }),
+          realm: context.realm,
+          ...(user === undefined ? {} : { user }),
+          path: pathParams,
+          params: values,
+          request: {
+            id: exchange.id,
+            ip,
+            userAgent: req.headers["user-agent"] ?? "",
+            subdomain: context.subdomain,
+            // Made on first use (a long-poll's): most operations never look.
+            get signal() {
+              return goneSignal(res, exchange);
+            },
+          },
+        }),
+      );
+      const ignored = [...fields.keys()].filter((name) => !read.has(name));
+      sendJson(res, 200, operation.bare ? data : renderSuccess(data, ignored));
+    } finally {
+      // Gone already when the store took it.
+      if (upload?.file !== undefined) await removeFile(upload.file.tempPath);
+    }
+  };
+  return { find, run };
+}
+
+/** The dispatcher of an application. */
+export type Dispatcher = ReturnType<typeof dispatcher>;
