@@ -121,6 +121,12 @@ export function sendError(
   logger: Logger,
 ): void {
   const reqId = exchange?.id;
+  if (res.headersSent) {
+    // Too late for an envelope: the client sees the connection cut, not half an answer.
+    logger.error({ err: error, reqId }, "failed after the answer began");
+    res.destroy();
+    return;
+  }
   if (isDatabaseUnavailable(error)) {
     // Not a defect: the request may succeed once the database is back.
     logger.warn({ err: error, reqId }, "database unavailable");
