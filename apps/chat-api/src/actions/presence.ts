@@ -76,9 +76,11 @@ export async function doUpdatePresence(
       presenceStatus(before) !== status ||
       now.getTime() - before.last_connected_time.getTime() > OFFLINE_THRESHOLD_MS;
     if (!changed) return;
+    // One more than the limit tells "past it" without reading a large realm's every user.
+    const atMost = limits.eventsUserLimit + 1;
     const audience = limits.limitToAccessible
-      ? await presenceAudience(tx, user.realm_id, user.id)
-      : await realmAudience(tx, user.realm_id);
+      ? await presenceAudience(tx, user.realm_id, user.id, atMost)
+      : await realmAudience(tx, user.realm_id, atMost);
     if (audience.length > limits.eventsUserLimit) return;
     await sendEvent(tx, audience, {
       type: "presence",

@@ -30,12 +30,13 @@ export async function channelPeers(tx: Tx, userId: number): Promise<number[]> {
 /**
  * Who may see `subjectId`'s presence: the active users of the realm in its
  * `can_access_all_users_group` (at any depth), those who share a channel with
- * the subject, and the subject.
+ * the subject, and the subject; at most `atMost` of them.
  */
 export async function presenceAudience(
   tx: Tx,
   realmId: number,
   subjectId: number,
+  atMost: number,
 ): Promise<number[]> {
   const rows = await tx.q
     .withRecursive("groups(id)", (db) =>
@@ -77,6 +78,7 @@ export async function presenceAudience(
         ),
       ]),
     )
+    .limit(atMost)
     .execute();
   return rows.map((r) => r.id);
 }
