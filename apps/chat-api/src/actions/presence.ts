@@ -8,7 +8,7 @@ import { hasRealmPermission } from "./user-groups";
 import { findUsers } from "./user-lookup";
 import {
   channelPeers,
-  nextPresenceUpdateId,
+  recordPresence,
   presenceAudience,
   recentPresenceTimes,
   recentPresences,
@@ -25,15 +25,18 @@ const OFFLINE_THRESHOLD_MS = 140_000;
 /** Unix seconds. */
 const seconds = (date: Date): number => Math.floor(date.getTime() / 1000);
 
+/** The times a presence's status and legacy form are made of. */
+type PresenceTimes = Pick<Presence, "last_connected_time" | "last_active_time">;
+
 /** The status a user last sent: active when their last report was "active". */
-export function presenceStatus(p: Presence): "active" | "idle" {
+export function presenceStatus(p: PresenceTimes): "active" | "idle" {
   return p.last_active_time !== null && p.last_active_time >= p.last_connected_time
     ? "active"
     : "idle";
 }
 
 /** The legacy (spec) form of one user's presence: `website` and `aggregated`. */
-export function legacyPresence(p: Presence) {
+export function legacyPresence(p: PresenceTimes) {
   const entry = {
     client: "website",
     status: presenceStatus(p),
@@ -57,22 +60,9 @@ export async function doUpdatePresence(
 ): Promise<void> {
   await db.transaction(async (tx) => {
     const now = new Date();
-    const before = await tx.prisma.presence.findUnique({ where: { user_id: user.id } });
-    const updateId = await nextPresenceUpdateId(tx);
-    const activeTime = status === "active" ? now : (before?.last_active_time ?? null);
-    const after = await tx.prisma.presence.upsert({
-      where: { user_id: user.id },
-      create: {
-        user_id: user.id,
-        realm_id: user.realm_id,
-        last_connected_time: now,
-        last_active_time: activeTime,
-        last_update_id: updateId,
-      },
-      update: { last_connected_time: now, last_active_time: activeTime, last_update_id: updateId },
-    });
+    const { before, after } = await recordPresence(tx, user, now, status === "active");
     const changed =
-      before === null ||
+      before === undefined ||
       presenceStatus(before) !== status ||
       now.getTime() - before.last_connected_time.getTime() > OFFLINE_THRESHOLD_MS;
     if (!changed) return;

@@ -2,14 +2,71 @@ import { type Kysely, sql } from "kysely";
 import type { DB } from "../../gen/kysely/tables";
 import type { Tx } from "../kysely";
 
-/** The next presence update number (the realm-wide `last_update_id` counter). */
-export async function nextPresenceUpdateId(tx: Tx): Promise<number> {
+/** A user's presence times, before and after {@link recordPresence}. */
+export interface PresenceTimes {
+  last_connected_time: Date;
+  last_active_time: Date | null;
+}
+
+/**
+ * Records `userId`'s presence at `now` in one statement: the connection
+ * time, the activity time too when `active` (else the stored one, or none),
+ * and the next number of the realm-wide `last_update_id` counter. Returns
+ * the times before (undefined for a first presence) and after.
+ */
+export async function recordPresence(
+  tx: Tx,
+  user: { id: number; realm_id: number },
+  now: Date,
+  active: boolean,
+): Promise<{ before: PresenceTimes | undefined; after: PresenceTimes }> {
   const row = await tx.q
-    .selectNoFrom((eb) =>
-      eb.cast<number>(eb.fn("nextval", [eb.val("presence_update_id_seq")]), "integer").as("id"),
+    .with("before", (db) =>
+      db
+        .selectFrom("presences")
+        .select(["last_connected_time", "last_active_time"])
+        .where("user_id", "=", user.id),
     )
+    .with("after", (db) =>
+      db
+        .insertInto("presences")
+        .values({
+          user_id: user.id,
+          realm_id: user.realm_id,
+          last_connected_time: now,
+          last_active_time: active ? now : null,
+          last_update_id: sql<number>`nextval('presence_update_id_seq')`,
+        })
+        .onConflict((oc) =>
+          oc.column("user_id").doUpdateSet((eb) => ({
+            last_connected_time: eb.ref("excluded.last_connected_time"),
+            last_active_time: active
+              ? eb.ref("excluded.last_active_time")
+              : eb.ref("presences.last_active_time"),
+            last_update_id: eb.ref("excluded.last_update_id"),
+          })),
+        )
+        .returning(["last_connected_time", "last_active_time"]),
+    )
+    .selectFrom("after")
+    .leftJoin("before", (join) => join.onTrue())
+    .select([
+      "after.last_connected_time",
+      "after.last_active_time",
+      "before.last_connected_time as before_connected_time",
+      "before.last_active_time as before_active_time",
+    ])
     .executeTakeFirstOrThrow();
-  return row.id;
+  return {
+    before:
+      row.before_connected_time === null
+        ? undefined
+        : {
+            last_connected_time: row.before_connected_time,
+            last_active_time: row.before_active_time,
+          },
+    after: { last_connected_time: row.last_connected_time, last_active_time: row.last_active_time },
+  };
 }
 
 /** The users who share an active subscription to a channel with `userId`. */
