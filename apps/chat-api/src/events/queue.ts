@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { BadEventQueueIdError, JsonableError } from "@repo/envelope";
 import type { Prisma } from "../gen/prisma/client";
 import { type EventHub, type HeldEvent, type QueueInfo, isFor } from "./hub";
-import { eventSpan, shapeEvents, shapedText } from "./shape";
+import { eventSpan, shapedTexts } from "./shape";
 import { lockUser } from "../db/queries/users";
 import {
   appendEvent,
@@ -172,9 +172,8 @@ export interface Poll {
 
 /**
  * The JSON texts of `queue`'s events among `events` (numbered after
- * `after`), as its client receives them. Each stored event's text is made
- * once per shape ({@link shapedText}); only a deletion the client has
- * acknowledged part of is shaped for this poll alone.
+ * `after`), as its client receives them; each stored event's texts are made
+ * once per shape ({@link shapedTexts}).
  */
 function eventTexts(queue: QueueInfo, events: readonly HeldEvent[], after: number): string[] {
   const texts: string[] = [];
@@ -185,10 +184,8 @@ function eventTexts(queue: QueueInfo, events: readonly HeldEvent[], after: numbe
       (queue.types !== undefined && !queue.types.has(event.event_type))
     )
       continue;
-    if (event.seq - event.span >= after) texts.push(shapedText(event, queue.shape));
-    else
-      for (const shaped of shapeEvents(event.payload as ChatEvent, queue.shape, event.seq))
-        if (shaped.id > after) texts.push(JSON.stringify(shaped));
+    // A deletion of several messages is several events: the client may have acknowledged some.
+    for (const { id, text } of shapedTexts(event, queue.shape)) if (id > after) texts.push(text);
   }
   return texts;
 }

@@ -100,28 +100,36 @@ export function shapeEvents(
   }));
 }
 
+/** An event as a client receives it, serialized: its id and its JSON text. */
+export interface EventText {
+  id: number;
+  text: string;
+}
+
 /** A stored event as a replica holds it, with the texts made of it so far. */
 export interface TextSource {
   payload: unknown;
   seq: number;
-  /** Per shape ({@link shapeIndex}): the JSON text of its events, commas between. */
-  texts?: (string | undefined)[];
+  /** Per shape ({@link shapeIndex}): its events' texts. */
+  texts?: (EventText[] | undefined)[];
 }
 
 /**
- * The JSON text of the events the stored event `event` is for the queue of
- * `shape` (commas between them), made once per shape and kept on `event`:
- * a message to a thousand queues is serialized once, not a thousand times.
+ * The events the stored event `event` is for the queue of `shape`, as
+ * texts ({@link shapeEvents}, serialized), made once per shape and kept on
+ * `event`: a message to a thousand queues is serialized once, not a
+ * thousand times.
  */
-export function shapedText(event: TextSource, shape: QueueShape): string {
+export function shapedTexts(event: TextSource, shape: QueueShape): EventText[] {
   const index = shapeIndex(shape);
   event.texts ??= [];
-  let text = event.texts[index];
-  if (text === undefined) {
-    text = shapeEvents(event.payload as ChatEvent, shape, event.seq)
-      .map((e) => JSON.stringify(e))
-      .join(",");
-    event.texts[index] = text;
+  let texts = event.texts[index];
+  if (texts === undefined) {
+    texts = shapeEvents(event.payload as ChatEvent, shape, event.seq).map((e) => ({
+      id: e.id,
+      text: JSON.stringify(e),
+    }));
+    event.texts[index] = texts;
   }
-  return text;
+  return texts;
 }
