@@ -291,8 +291,16 @@ export class EventHub {
     if (this.queuedRound !== undefined) return this.queuedRound;
     const round = this.rounds.then(async () => {
       this.queuedRound = undefined;
-      const last = await this.db.transaction((tx) => sequenceEvents(tx));
-      if (last !== undefined) this.readUpTo(last);
+      const numbered = await sequenceEvents(this.db);
+      const first = numbered[0];
+      const last = numbered.at(-1);
+      if (first === undefined || last === undefined) return;
+      // The round's events follow what this replica holds, and no read is under way
+      // (it could bring them too): held as they are, without reading them back.
+      if (this.reading === undefined && first.seq - first.span === this.lastSeq && !this.closed) {
+        this.readTarget = Math.max(this.readTarget, last.seq);
+        this.hold(numbered);
+      } else this.readUpTo(last.seq);
     });
     this.queuedRound = round;
     this.rounds = round.catch((error: unknown) => {
@@ -351,6 +359,7 @@ export class EventHub {
       this.tail = [];
     }
     for (const event of events) {
+      if (event.seq <= this.lastSeq) continue;
       this.tail.push(event);
       this.lastSeq = event.seq;
     }
@@ -358,11 +367,12 @@ export class EventHub {
       const dropped = this.tail.splice(0, this.tail.length - TAIL_EVENTS);
       this.tailFloor = dropped.at(-1)?.seq ?? this.tailFloor;
     }
-    this.polls.wake(events);
+    // Requests waiting to answer first: the polls are woken a slice at a time (Polls.wake).
     if (this.readWaiters.length > 0) {
       const ready = this.readWaiters.filter((w) => w.seq <= this.lastSeq);
       this.readWaiters = this.readWaiters.filter((w) => w.seq > this.lastSeq);
       for (const waiter of ready) waiter.resolve();
     }
+    this.polls.wake(events);
   }
 }

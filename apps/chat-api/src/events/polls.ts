@@ -1,5 +1,8 @@
 import { ErrorCode, JsonableError } from "@repo/envelope";
 
+/** How many polls one turn of the event loop wakes ({@link Polls.wake}). */
+const WAKE_SLICE = 64;
+
 /** A poll waiting for events of its queue. */
 interface Waiter {
   queueId: string;
@@ -23,6 +26,9 @@ export interface Watch {
 export class Polls {
   private readonly openByUser = new Map<number, number>();
   private readonly waitersByUser = new Map<number, Set<Waiter>>();
+  /** Polls to wake, in the order their events came. */
+  private readonly toWake = new Set<Waiter>();
+  private waking = false;
   private closed = false;
 
   /**
@@ -108,15 +114,36 @@ export class Polls {
     };
   }
 
-  /** Wakes the polls of the recipients of `events` whose queue asked for their type. */
+  /**
+   * Wakes the polls of the recipients of `events` whose queue asked for
+   * their type, {@link WAKE_SLICE} at a time, each slice on a turn of the
+   * event loop of its own: a message to a thousand queues does not hold the
+   * loop for the thousand answers, and other requests' database answers are
+   * read between the slices. A poll woken in a later slice answers with
+   * whatever has arrived by then.
+   */
   wake(events: readonly { user_ids: readonly number[]; event_type: string }[]): void {
-    const woken = new Set<Waiter>();
     for (const event of events)
       for (const userId of event.user_ids)
         for (const waiter of this.waitersByUser.get(userId) ?? [])
-          if (waiter.types === undefined || waiter.types.has(event.event_type)) woken.add(waiter);
-    for (const waiter of woken) waiter.wake();
+          if (waiter.types === undefined || waiter.types.has(event.event_type))
+            this.toWake.add(waiter);
+    if (!this.waking && this.toWake.size > 0) {
+      this.waking = true;
+      setImmediate(this.wakeSlice);
+    }
   }
+
+  private readonly wakeSlice = (): void => {
+    let woken = 0;
+    for (const waiter of this.toWake) {
+      this.toWake.delete(waiter);
+      waiter.wake();
+      if (++woken === WAKE_SLICE) break;
+    }
+    if (this.toWake.size > 0) setImmediate(this.wakeSlice);
+    else this.waking = false;
+  };
 
   /** Wakes the polls of queue `queueId` (deleted: they answer BAD_EVENT_QUEUE_ID). */
   wakeQueue(queueId: string): void {

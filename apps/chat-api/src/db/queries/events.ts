@@ -69,33 +69,19 @@ export async function appendEvent(
 }
 
 /**
- * One numbering round, under the sequencer's advisory lock (rounds of all
- * replicas run one after the other; senders never wait for it): gives the
+ * One numbering round, in one statement (the migration's
+ * `chat_number_events`): under the sequencer's advisory lock (rounds of all
+ * replicas run one after the other; senders never wait for it), gives the
  * committed events without a number the next ones, in the order they were
- * written, each taking its `span`; NOTIFYs the new last number. Returns it,
- * or undefined when there was nothing to number.
+ * written, each taking its `span`, and NOTIFYs the new last number. Returns
+ * the events it numbered, in order (none when there was nothing to number).
+ * Run outside a transaction: the statement's own holds the lock.
  */
-export async function sequenceEvents(tx: Tx): Promise<number | undefined> {
-  await sql`SELECT pg_advisory_xact_lock(${SEQUENCER_LOCK})`.execute(tx.q);
-  const result = await sql<{ last: number }>`
-    WITH todo AS (
-      SELECT id, sum(span) OVER (ORDER BY id) AS upto
-      FROM event_log WHERE seq IS NULL ORDER BY id LIMIT ${EVENT_BATCH}
-    ),
-    counter AS (SELECT last_seq FROM event_sequencer WHERE id = 1),
-    numbered AS (
-      UPDATE event_log SET seq = counter.last_seq + todo.upto
-      FROM todo, counter WHERE event_log.id = todo.id
-      RETURNING event_log.seq
-    ),
-    moved AS (
-      UPDATE event_sequencer SET last_seq = last_seq + (SELECT max(upto) FROM todo)
-      WHERE id = 1 AND EXISTS (SELECT 1 FROM todo)
-      RETURNING last_seq
-    )
-    SELECT last_seq::float8 AS last, pg_notify(${EVENTS_CHANNEL}, 'seq:' || last_seq)::text AS sent
-    FROM moved`.execute(tx.q);
-  return result.rows[0]?.last;
+export async function sequenceEvents(tx: Tx): Promise<LoggedEvent[]> {
+  const result = await sql<LoggedEvent>`
+    SELECT seq, span, user_ids, event_type, payload
+    FROM chat_number_events(${EVENT_BATCH}, ${SEQUENCER_LOCK}, ${EVENTS_CHANNEL})`.execute(tx.q);
+  return result.rows;
 }
 
 /** The log's last number and how far it has been pruned. */
