@@ -173,7 +173,7 @@ export async function doEditMessage(
     const target =
       source === null || edit.channelId === undefined || edit.channelId === source.id
         ? source
-        : await channelToPostTo(tx, user, edit.channelId);
+        : await channelToPostTo(tx, user, edit.channelId, null);
     const channelMoved = source !== null && target !== null && target.id !== source.id;
     const topicMoved = topic !== undefined && topic !== message.topic;
     if (content === undefined && !topicMoved && !channelMoved)

@@ -9,14 +9,13 @@ import { codePoints } from "../lib/text";
 import { MESSAGE_FLAGS, flagNames } from "../lib/message-flags";
 import { isGuest } from "../lib/roles";
 import { MAX_TOPIC_LENGTH } from "./channel-settings";
-import { canSee, channelByName } from "./channels";
-import { isGroupMember } from "./user-groups";
+import { canSee } from "./channels";
 import { findUsers } from "./user-lookup";
 import { contentFlags, renderContent } from "./render";
 import { linkMessageFiles } from "./uploads";
 import { gravatarUrl } from "./user-view";
-import { topicExists } from "../db/queries/channels";
-import { channelRecipients, insertUserMessages } from "../db/queries/messages";
+import { channelPosting } from "../db/queries/channels";
+import { channelRecipients, insertMessageRows } from "../db/queries/messages";
 
 /** `max_message_length`: longer content is cut, as Zulip does. */
 export const MAX_MESSAGE_LENGTH = 10_000;
@@ -85,8 +84,12 @@ export async function insertMessage(
     channelId,
     topic,
   });
-  const message = await tx.prisma.message.create({
-    data: {
+  const flagsOf = (userId: number): bigint =>
+    (userId === sender.id ? MESSAGE_FLAGS.read : 0n) | (fromContent.get(userId) ?? 0n);
+  const readerIds = [...readers];
+  const { realm_subdomain, ...message } = await insertMessageRows(
+    tx,
+    {
       realm_id: sender.realm_id,
       sender_id: sender.id,
       channel_id: channelId,
@@ -96,22 +99,17 @@ export async function insertMessage(
       content,
       rendered_content: rendered.html,
     },
-  });
+    readerIds,
+    readerIds.map(flagsOf),
+  );
   await linkMessageFiles(tx, sender, message.id, content, false);
-  const flagsOf = (userId: number): bigint =>
-    (userId === sender.id ? MESSAGE_FLAGS.read : 0n) | (fromContent.get(userId) ?? 0n);
-  const readerIds = [...readers];
-  await insertUserMessages(tx, message.id, readerIds, readerIds.map(flagsOf));
   // The event's message object from what the send holds (a new message has no reactions).
   const view = messageView(
     {
       ...message,
       sender,
       channel: destination.kind === "channel" ? { name: destination.channel.name } : null,
-      realm: await tx.prisma.realm.findUniqueOrThrow({
-        where: { id: sender.realm_id },
-        select: { subdomain: true },
-      }),
+      realm: { subdomain: realm_subdomain },
       reactions: [],
     },
     await dmPeople(tx, [message]),
@@ -230,38 +228,36 @@ function messageView(
   };
 }
 
-/** The channel a user may post to, by id or name, with Zulip's messages. */
+/**
+ * The channel a user may post to, by id or name, with Zulip's messages, in
+ * one statement. With `topic` (a send), also the channel's topics policy and
+ * the permission to start a topic; without (a move), the caller checks them.
+ */
 export async function channelToPostTo(
   db: Tx,
   user: AuthedUser,
   to: number | string,
+  topic: string | null,
 ): Promise<Channel> {
-  let channel: Channel | null;
-  if (typeof to === "number") {
-    channel = await db.prisma.channel.findFirst({ where: { id: to, realm_id: user.realm_id } });
-  } else {
-    channel = await channelByName(db, user.realm_id, to);
-  }
-  const subscription =
-    channel === null
-      ? null
-      : await db.prisma.subscription.findUnique({
-          where: { user_id_channel_id: { user_id: user.id, channel_id: channel.id } },
-        });
-  const subscribed = subscription?.active === true;
+  const found = await channelPosting(db, user.realm_id, user.id, to, topic ?? "");
   // A channel the sender may not see is answered as one that does not exist.
-  if (channel === null || !(await canSee(user, channel, () => Promise.resolve(subscribed))))
+  if (found === undefined || !(await canSee(user, found, () => Promise.resolve(found.subscribed))))
     throw new JsonableError(
       typeof to === "number"
         ? `Channel with ID '${String(to)}' does not exist`
         : `Channel '${to}' does not exist`,
     );
+  const { subscribed, may_send, may_start_topic, topic_exists, ...channel } = found;
   const reachable =
     subscribed || channel.is_web_public || (!channel.invite_only && !isGuest(user.role));
   if (channel.is_archived || !reachable)
     throw new JsonableError(`Not authorized to send to channel '${channel.name}'`);
-  if (!(await isGroupMember(db, channel.can_send_message_group_id, user.id, false)))
-    throw new JsonableError("You do not have permission to post in this channel.");
+  if (!may_send) throw new JsonableError("You do not have permission to post in this channel.");
+  if (topic !== null) {
+    checkTopicPolicy(channel, topic);
+    if (!topic_exists && !may_start_topic)
+      throw new JsonableError("You do not have permission to create new topics in this channel.");
+  }
   return channel;
 }
 
@@ -308,13 +304,7 @@ export async function doSendMessage(
     );
   }
   const topic = checkTopic(outgoing.topic);
-  const channel = await channelToPostTo(db, user, outgoing.to);
-  checkTopicPolicy(channel, topic);
-  if (
-    !(await topicExists(db, channel.id, topic)) &&
-    !(await isGroupMember(db, channel.can_create_topic_group_id, user.id, false))
-  )
-    throw new JsonableError("You do not have permission to create new topics in this channel.");
+  const channel = await channelToPostTo(db, user, outgoing.to, topic);
   return db.transaction((tx) =>
     insertMessage(tx, user, { kind: "channel", channel, topic }, content),
   );

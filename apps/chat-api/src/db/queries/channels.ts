@@ -2,6 +2,7 @@ import { type Kysely, sql } from "kysely";
 import type { DB } from "../../gen/kysely/tables";
 import type { Tx } from "../kysely";
 import { sameText } from "./text";
+import { memberOf } from "./user-groups";
 
 /** The id of realm `realmId`'s channel named `name`, compared case-insensitively as Zulip does. */
 export async function channelIdByName(
@@ -18,16 +19,59 @@ export async function channelIdByName(
   return row?.id;
 }
 
-/** Whether the channel has a message in `topic` (compared case-insensitively). */
-export async function topicExists(tx: Tx, channelId: number, topic: string): Promise<boolean> {
-  const row = await tx.q
-    .selectFrom("messages")
-    .select("id")
-    .where("channel_id", "=", channelId)
-    .where((eb) => sameText(eb, "topic", topic))
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
+/**
+ * What a post to realm `realmId`'s channel `to` (an id, or a name compared
+ * case-insensitively) needs to know of user `userId`, in one statement: the
+ * channel; whether the user is its active subscriber, may send to it (its
+ * `can_send_message_group`) and may start topics in it
+ * (`can_create_topic_group`); whether `topic` (compared case-insensitively)
+ * already has a message there.
+ */
+export function channelPostingQuery(
+  q: Kysely<DB>,
+  realmId: number,
+  userId: number,
+  to: number | string,
+  topic: string,
+) {
+  return q
+    .selectFrom("channels")
+    .leftJoin("subscriptions", (join) =>
+      join
+        .onRef("subscriptions.channel_id", "=", "channels.id")
+        .on("subscriptions.user_id", "=", userId),
+    )
+    .selectAll("channels")
+    .select((eb) => [
+      eb.fn.coalesce("subscriptions.active", eb.lit(false)).as("subscribed"),
+      memberOf(eb.ref("channels.can_send_message_group_id"), userId, false).as("may_send"),
+      memberOf(eb.ref("channels.can_create_topic_group_id"), userId, false).as("may_start_topic"),
+      eb
+        .exists(
+          eb
+            .selectFrom("messages")
+            .select("messages.id")
+            .whereRef("messages.channel_id", "=", "channels.id")
+            .where((inner) => sameText(inner, "messages.topic", topic)),
+        )
+        .$castTo<boolean>()
+        .as("topic_exists"),
+    ])
+    .where("channels.realm_id", "=", realmId)
+    .where((eb) =>
+      typeof to === "number" ? eb("channels.id", "=", to) : sameText(eb, "channels.name", to),
+    );
+}
+
+/** {@link channelPostingQuery}, run on `tx`. */
+export function channelPosting(
+  tx: Tx,
+  realmId: number,
+  userId: number,
+  to: number | string,
+  topic: string,
+) {
+  return channelPostingQuery(tx.q, realmId, userId, to, topic).executeTakeFirst();
 }
 
 /** Sets a user's visibility policy of a topic (the topic's name compared case-insensitively). */

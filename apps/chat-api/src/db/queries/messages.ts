@@ -1,6 +1,7 @@
 import { type Kysely, sql } from "kysely";
 import type { DB } from "../../gen/kysely/tables";
 import type { Tx } from "../kysely";
+import type { Message } from "../../gen/prisma/client";
 
 /**
  * One batch of marking read: sets flag bit `read` on user `userId`'s newest
@@ -238,21 +239,45 @@ export async function channelRecipients(tx: Tx, channelId: number): Promise<numb
   return rows.map((r) => r.user_id);
 }
 
+/** The columns of a new message (the rest take their defaults). */
+export interface NewMessage {
+  realm_id: number;
+  sender_id: number;
+  channel_id: number | null;
+  topic: string;
+  dm_key: string | null;
+  content: string;
+  rendered_content: string;
+}
+
 /**
- * A new message's per-recipient rows, in one statement whatever their
- * number (two arrays, unnested): `flags[i]` for `userIds[i]`.
+ * Stores a new message and its per-recipient rows (`flags[i]` for
+ * `userIds[i]`, two arrays unnested) in one statement whatever their
+ * number; returns the message's row and its realm's subdomain.
  */
-export async function insertUserMessages(
+export async function insertMessageRows(
   tx: Tx,
-  messageId: number,
+  message: NewMessage,
   userIds: readonly number[],
   flags: readonly bigint[],
-): Promise<void> {
-  if (userIds.length === 0) return;
-  await sql`
-    INSERT INTO user_messages (user_id, message_id, flags)
-    SELECT u, ${messageId}, f
-    FROM unnest(${[...userIds]}::int[], ${flags.map(String)}::bigint[]) AS r(u, f)`.execute(tx.q);
+): Promise<Message & { realm_subdomain: string }> {
+  const result = await sql<Message & { realm_subdomain: string }>`
+    WITH m AS (
+      INSERT INTO messages (realm_id, sender_id, channel_id, topic, dm_key, content, rendered_content)
+      VALUES (${message.realm_id}, ${message.sender_id}, ${message.channel_id}, ${message.topic},
+              ${message.dm_key}, ${message.content}, ${message.rendered_content})
+      RETURNING *
+    ),
+    recipients AS (
+      INSERT INTO user_messages (user_id, message_id, flags)
+      SELECT r.u, m.id, r.f
+      FROM m, unnest(${[...userIds]}::int[], ${flags.map(String)}::bigint[]) AS r(u, f)
+    )
+    SELECT m.*, realms.subdomain AS realm_subdomain
+    FROM m JOIN realms ON realms.id = m.realm_id`.execute(tx.q);
+  const row = result.rows[0];
+  if (row === undefined) throw new Error("INSERT INTO messages returned no row");
+  return row;
 }
 
 /** The alert words of `userIds`. */

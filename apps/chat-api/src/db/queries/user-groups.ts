@@ -1,4 +1,4 @@
-import { type Kysely, sql } from "kysely";
+import { type Expression, type Kysely, type RawBuilder, sql } from "kysely";
 import type { DB } from "../../gen/kysely/tables";
 import type { Tx } from "../kysely";
 
@@ -42,11 +42,32 @@ export async function advisoryLock(tx: Tx, space: number, key: number): Promise<
 }
 
 /**
+ * Whether user `userId` is an active member of group `group` (an id, or a
+ * column of the enclosing query): directly, or (unless `directOnly`) through
+ * subgroups at any depth. One expression whatever the depth; UNION stops
+ * cycles.
+ */
+export function memberOf(
+  group: Expression<number>,
+  userId: number,
+  directOnly: boolean,
+): RawBuilder<boolean> {
+  const groups = directOnly
+    ? sql`SELECT ${group}::int`
+    : sql`SELECT ${group}::int UNION
+          SELECT s.subgroup_id FROM user_group_subgroups s JOIN g ON g.id = s.supergroup_id`;
+  return sql<boolean>`EXISTS (
+    WITH RECURSIVE g(id) AS (${groups})
+    SELECT 1 FROM user_group_members m
+    JOIN g ON g.id = m.group_id JOIN users u ON u.id = m.user_id
+    WHERE m.user_id = ${userId} AND u.is_active)`;
+}
+
+/**
  * Whether group `groupId` and user `userId` are realm `realmId`'s (`null`: a
  * group already known to be the realm's, such as a permission setting's), and
- * whether the user is an active member of the group: directly, or (unless
- * `directOnly`) through subgroups at any depth. One statement whatever the
- * depth; UNION stops cycles.
+ * whether the user is an active member of the group ({@link memberOf}; with
+ * `realmId`, only when the group is the realm's). One statement.
  */
 export function groupMembershipQuery(
   q: Kysely<DB>,
@@ -60,42 +81,23 @@ export function groupMembershipQuery(
     .select("id")
     .where("id", "=", groupId)
     .$if(realmId !== null, (query) => query.where("realm_id", "=", realmId ?? 0));
-  return q
-    .withRecursive("groups(id)", (db) =>
-      directOnly
-        ? group
-        : group.union(
-            db
-              .selectFrom("user_group_subgroups as s")
-              .innerJoin("groups as g", "g.id", "s.supergroup_id")
-              .select("s.subgroup_id as id"),
-          ),
-    )
-    .selectNoFrom((eb) => [
-      eb.exists(group).$castTo<boolean>().as("group_found"),
-      eb
-        .exists(
-          eb
-            .selectFrom("users")
-            .select("id")
-            .where("id", "=", userId)
-            .$if(realmId !== null, (query) => query.where("realm_id", "=", realmId ?? 0)),
-        )
-        .$castTo<boolean>()
-        .as("user_found"),
-      eb
-        .exists(
-          eb
-            .selectFrom("user_group_members as m")
-            .innerJoin("groups as g", "g.id", "m.group_id")
-            .innerJoin("users as u", "u.id", "m.user_id")
-            .select("m.user_id")
-            .where("m.user_id", "=", userId)
-            .where("u.is_active", "=", true),
-        )
-        .$castTo<boolean>()
-        .as("member"),
-    ]);
+  return q.selectNoFrom((eb) => [
+    eb.exists(group).$castTo<boolean>().as("group_found"),
+    eb
+      .exists(
+        eb
+          .selectFrom("users")
+          .select("id")
+          .where("id", "=", userId)
+          .$if(realmId !== null, (query) => query.where("realm_id", "=", realmId ?? 0)),
+      )
+      .$castTo<boolean>()
+      .as("user_found"),
+    eb
+      .and([eb.exists(group), memberOf(eb.val(groupId), userId, directOnly)])
+      .$castTo<boolean>()
+      .as("member"),
+  ]);
 }
 
 /** {@link groupMembershipQuery}, run on `tx`. */
