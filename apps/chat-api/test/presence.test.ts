@@ -99,6 +99,39 @@ describe("presence", () => {
     );
   });
 
+  it("writes the modern presences with the bytes JSON.stringify gives, user ids ascending", async () => {
+    for (const who of ["polonius", "cordelia", "iago"]) await report(who, { status: "idle" });
+    const reply = await report("hamlet", { status: "active", last_update_id: -1 });
+    const presences = reply.body.presences as Record<string, Record<string, number>>;
+    const ids = Object.keys(presences);
+    expect(ids.length).toBeGreaterThanOrEqual(4);
+    // Ascending as numbers (an object's integer keys), not as text.
+    expect(ids.map(Number)).toEqual(ids.map(Number).sort((a, b) => a - b));
+    expect(reply.text).toBe(JSON.stringify(reply.body));
+    // The stored times, as Unix seconds: idle has no active time of its own since the last active.
+    const stored = await server.db.prisma.presence.findMany({
+      where: { user_id: { in: ids.map(Number) } },
+    });
+    for (const row of stored)
+      expect(presences[String(row.user_id)]).toEqual({
+        active_timestamp:
+          row.last_active_time === null ? 0 : Math.floor(row.last_active_time.getTime() / 1000),
+        idle_timestamp: Math.floor(row.last_connected_time.getTime() / 1000),
+      });
+    expect(reply.body.presence_last_update_id).toBe(
+      Math.max(...(await server.db.prisma.presence.findMany()).map((p) => p.last_update_id)),
+    );
+    // Nothing newer: an empty object, and the same last id.
+    const none = await server.call("POST", "/api/v1/users/me/presence", {
+      ...as("hamlet"),
+      form: { status: "active", ping_only: false, last_update_id: 1_000_000_000 },
+    });
+    expect(none.text).toContain('"presences":{}');
+    expect(none.body.presence_last_update_id).toBeGreaterThanOrEqual(
+      reply.body.presence_last_update_id as number,
+    );
+  });
+
   it("sends a presence event to the realm when a status changes", async () => {
     const queue = (
       await server.call("POST", "/api/v1/register", {
@@ -178,6 +211,21 @@ describe("presence limited to accessible users (CAN_ACCESS_ALL_USERS_GROUP_LIMIT
       "othello@example.com",
       "polonius@example.com",
     ]);
+  });
+
+  it("limits the modern (last_update_id) answer the same way", async () => {
+    const modern = async (who: string) =>
+      (
+        await server.call("POST", "/api/v1/users/me/presence", {
+          ...cast.as(who),
+          form: { status: "active", slim_presence: true, last_update_id: -1 },
+        })
+      ).body.presences as object;
+    const ids = (...who: string[]) => who.map((w) => String(cast.id(w))).sort();
+    expect(Object.keys(await modern("polonius")).sort()).toEqual(ids("hamlet", "polonius"));
+    expect(Object.keys(await modern("cordelia")).sort()).toEqual(
+      ids("hamlet", "othello", "polonius", "cordelia"),
+    );
   });
 
   it("sends a presence event only to users who may see that presence", async () => {

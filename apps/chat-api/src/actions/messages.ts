@@ -1,7 +1,7 @@
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
-import type { Channel, Message, Reaction } from "../gen/prisma/client";
+import type { Channel, Message } from "../gen/prisma/client";
 import { sendEvent } from "../events/queue";
 import type { MessageSource } from "../events/shape";
 import type { AuthedUser } from "../lib/auth";
@@ -15,7 +15,12 @@ import { contentFlags, renderContent } from "./render";
 import { linkMessageFiles } from "./uploads";
 import { gravatarUrl } from "./user-view";
 import { channelPosting } from "../db/queries/channels";
-import { channelRecipients, insertMessageRows } from "../db/queries/messages";
+import {
+  type ReactionView,
+  channelRecipients,
+  insertMessageRows,
+  messageRows,
+} from "../db/queries/messages";
 
 /** `max_message_length`: longer content is cut, as Zulip does. */
 export const MAX_MESSAGE_LENGTH = 10_000;
@@ -34,11 +39,22 @@ export type Destination =
   | { kind: "channel"; channel: Channel; topic: string }
   | { kind: "direct"; userIds: readonly number[] };
 
-type MessageRow = Message & {
+type MessageRow = Pick<
+  Message,
+  | "id"
+  | "sender_id"
+  | "channel_id"
+  | "topic"
+  | "dm_key"
+  | "content"
+  | "rendered_content"
+  | "date_sent"
+  | "last_edit_time"
+> & {
   sender: { email: string; full_name: string; delivery_email: string };
   channel: { name: string } | null;
   realm: { subdomain: string };
-  reactions: Reaction[];
+  reactions: readonly ReactionView[];
 };
 
 /** Message content as stored: trailing whitespace dropped, not empty, no NUL, cut at the limit. */
@@ -142,16 +158,16 @@ export interface ViewOptions {
 
 /** Zulip's message objects for `ids` (in id order), without per-user flags. */
 export async function messageViews(tx: Tx, ids: readonly number[], options: ViewOptions) {
-  const rows: MessageRow[] = await tx.prisma.message.findMany({
-    where: { id: { in: [...ids] } },
-    include: {
-      sender: { select: { email: true, full_name: true, delivery_email: true } },
-      channel: { select: { name: true } },
-      realm: { select: { subdomain: true } },
-      reactions: { orderBy: { id: "asc" } },
+  const rows: MessageRow[] = (await messageRows(tx, ids)).map((row) => ({
+    ...row,
+    sender: {
+      email: row.sender_email,
+      full_name: row.sender_full_name,
+      delivery_email: row.sender_delivery_email,
     },
-    orderBy: { id: "asc" },
-  });
+    channel: row.channel_name === null ? null : { name: row.channel_name },
+    realm: { subdomain: row.realm_subdomain },
+  }));
   const people = await dmPeople(tx, rows);
   return rows.map((row) => messageView(row, people, options));
 }

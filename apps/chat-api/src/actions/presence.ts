@@ -3,6 +3,7 @@ import type { Database } from "../db/database";
 import type { Presence } from "../gen/prisma/client";
 import { realmAudience, sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
+import { JsonText } from "../lib/json-text";
 import { JsonableError } from "@repo/envelope";
 import { hasRealmPermission } from "./user-groups";
 import { findUsers } from "./user-lookup";
@@ -10,7 +11,7 @@ import {
   channelPeers,
   recordPresence,
   presenceAudience,
-  recentPresenceTimes,
+  presenceTimesJson,
   recentPresences,
 } from "../db/queries/presence";
 
@@ -91,6 +92,10 @@ export interface PresenceQuery {
   historyDays?: number;
 }
 
+/** The earliest connection time a presence query reports. */
+const sinceOf = (query: PresenceQuery): Date =>
+  new Date(Date.now() - (query.historyDays ?? PRESENCE_HISTORY_DAYS) * 86_400_000);
+
 /**
  * The realm's presence rows a viewer may see: users seen in the history
  * window, without bots and deactivated users; with the server setting on, a
@@ -103,29 +108,30 @@ export async function realmPresences(
   query: PresenceQuery,
 ): Promise<(Presence & { email: string })[]> {
   // Kysely: every client polls this, and Prisma's per-row cost was most of its time.
-  return visiblePresences(tx, viewer, query, recentPresences);
+  const rows = await recentPresences(tx, viewer.realm_id, sinceOf(query), query.afterUpdateId);
+  const accessible = await presenceAccess(tx, viewer, query.limitToAccessible);
+  return accessible === "everyone" ? rows : rows.filter((row) => accessible.has(row.user_id));
 }
 
-/** {@link realmPresences} in the modern form (`last_update_id` clients), by the database. */
+/**
+ * {@link realmPresences} in the modern form (`last_update_id` clients): the
+ * `presences` object as JSON text made by the database, and the realm's
+ * newest update number (`presence_last_update_id`), from one statement.
+ */
 export async function realmPresenceTimes(
   tx: Tx,
   viewer: AuthedUser,
   query: PresenceQuery,
-): Promise<{ user_id: number; active_timestamp: number; idle_timestamp: number }[]> {
-  return visiblePresences(tx, viewer, query, recentPresenceTimes);
-}
-
-/** The rows `read` finds for `query` that `viewer` may see. */
-async function visiblePresences<Row extends { user_id: number }>(
-  tx: Tx,
-  viewer: AuthedUser,
-  query: PresenceQuery,
-  read: (tx: Tx, realmId: number, since: Date, afterUpdateId: number | undefined) => Promise<Row[]>,
-): Promise<Row[]> {
-  const since = new Date(Date.now() - (query.historyDays ?? PRESENCE_HISTORY_DAYS) * 86_400_000);
-  const rows = await read(tx, viewer.realm_id, since, query.afterUpdateId);
+): Promise<{ presences: JsonText; lastUpdateId: number }> {
   const accessible = await presenceAccess(tx, viewer, query.limitToAccessible);
-  return accessible === "everyone" ? rows : rows.filter((row) => accessible.has(row.user_id));
+  const found = await presenceTimesJson(
+    tx,
+    viewer.realm_id,
+    sinceOf(query),
+    query.afterUpdateId,
+    accessible === "everyone" ? undefined : [...accessible],
+  );
+  return { presences: new JsonText(found.json), lastUpdateId: found.last_update_id };
 }
 
 /**

@@ -10,8 +10,8 @@ import { lockUser } from "../db/queries/users";
 import {
   appendEvent,
   deleteIdleQueues,
-  deleteQueues,
   deleteUserQueue,
+  insertQueue,
   logPosition,
   pruneLog,
   readLogFor,
@@ -108,42 +108,21 @@ export async function createQueue(
   const id = randomUUID();
   // The queues polled least recently are collected first: their poll times written now.
   await hub.flushBookkeeping(user.id);
+  const row = {
+    id,
+    user_id: user.id,
+    realm_id: user.realm_id,
+    event_types: [...(queue.eventTypes ?? [])],
+    all_event_types: queue.eventTypes === undefined,
+    options: queue.options,
+  };
   const start = await db.transaction(async (tx) => {
     // One registration at a time per user, so that concurrent ones cannot pass the cap
     // (NO KEY UPDATE: rows that merely reference the user, such as new messages, do not wait).
     await lockUser(tx, user.id);
-    const excess = await tx.prisma.eventQueue.findMany({
-      where: { user_id: user.id },
-      orderBy: [{ last_poll_time: "desc" }, { date_created: "desc" }],
-      skip: queue.maxPerUser - 1,
-      select: { id: true },
-    });
-    await deleteQueues(
-      tx,
-      excess.map((q) => q.id),
-    );
-    const { last } = await logPosition(tx);
-    await tx.prisma.eventQueue.create({
-      data: {
-        id,
-        user_id: user.id,
-        realm_id: user.realm_id,
-        event_types: [...(queue.eventTypes ?? [])],
-        all_event_types: queue.eventTypes === undefined,
-        options: queue.options,
-        last_event_id: BigInt(last),
-      },
-    });
-    return last;
+    return insertQueue(tx, row, queue.maxPerUser - 1);
   });
-  hub.remember({
-    id,
-    user_id: user.id,
-    event_types: [...(queue.eventTypes ?? [])],
-    all_event_types: queue.eventTypes === undefined,
-    options: queue.options,
-    last_event_id: start,
-  });
+  hub.remember({ ...row, last_event_id: start });
   return id;
 }
 

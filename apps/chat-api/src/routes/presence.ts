@@ -1,7 +1,6 @@
 import {
   doUpdatePresence,
   MAX_HISTORY_DAYS,
-  lastPresenceUpdateId,
   legacyPresence,
   realmPresenceTimes,
   realmPresences,
@@ -45,17 +44,11 @@ export function presenceRoutes({ db, config }: Services) {
         };
         const serverTimestamp = Date.now() / 1000;
         if (lastUpdateId !== undefined) {
-          const rows = await realmPresenceTimes(db, user, {
+          const { presences, lastUpdateId: newest } = await realmPresenceTimes(db, user, {
             ...query,
             ...(lastUpdateId >= 0 ? { afterUpdateId: lastUpdateId } : {}),
           });
-          return {
-            presence_last_update_id: await lastPresenceUpdateId(db, user.realm_id),
-            server_timestamp: serverTimestamp,
-            presences: Object.fromEntries(
-              rows.map(({ user_id, ...times }) => [String(user_id), times]),
-            ),
-          };
+          return { presence_last_update_id: newest, server_timestamp: serverTimestamp, presences };
         }
         const rows = await realmPresences(db, user, query);
         return {

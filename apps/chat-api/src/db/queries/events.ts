@@ -152,22 +152,60 @@ export async function writeQueueBookkeeping(
     WHERE q.id = v.id`.execute(tx.q);
 }
 
+/** After a CTE `gone` of deleted queues' ids: NOTIFYs each (`gone:ID`), a row each. */
+const toldGone = sql`SELECT pg_notify(${EVENTS_CHANNEL}, 'gone:' || id)::text AS sent FROM gone`;
+
+/** A new queue's row (its times and position are the database's). */
+export interface NewQueueRow {
+  id: string;
+  user_id: number;
+  realm_id: number;
+  event_types: string[];
+  all_event_types: boolean;
+  options: unknown;
+}
+
+/**
+ * Creates queue `queue` in one statement: first deletes (NOTIFYing each id)
+ * its user's queues beyond the newest `keep` (the ones polled least
+ * recently), then inserts it at the log's last number, which it returns: the
+ * queue receives the events numbered after it. Run in a transaction that
+ * holds the user's lock ({@link lockUser}), so that concurrent registrations
+ * of one user count each other's queues.
+ */
+export async function insertQueue(tx: Tx, queue: NewQueueRow, keep: number): Promise<number> {
+  const result = await sql<{ start: number; collected: number }>`
+    WITH excess AS (
+      SELECT id FROM event_queues WHERE user_id = ${queue.user_id}
+      ORDER BY last_poll_time DESC, date_created DESC OFFSET ${keep}
+    ),
+    gone AS (DELETE FROM event_queues WHERE id IN (SELECT id FROM excess) RETURNING id),
+    told AS (${toldGone}),
+    made AS (
+      INSERT INTO event_queues (id, user_id, realm_id, event_types, all_event_types, options, last_event_id)
+      SELECT ${queue.id}, ${queue.user_id}, ${queue.realm_id}, ${queue.event_types}::text[],
+             ${queue.all_event_types}, ${JSON.stringify(queue.options)}::jsonb, last_seq
+      FROM event_sequencer WHERE id = 1
+      RETURNING last_event_id
+    )
+    SELECT last_event_id::float8 AS start, (SELECT count(*) FROM told)::int AS collected
+    FROM made`.execute(tx.q);
+  const row = result.rows[0];
+  if (row === undefined) throw new Error("INSERT INTO event_queues returned no row");
+  return row.start;
+}
+
 /** Deletes queues matching `where` (SQL), NOTIFYing each one's id; returns how many. */
 async function deleteQueuesWhere(tx: Tx, where: ReturnType<typeof sql>): Promise<number> {
   const result = await sql<{ sent: string }>`
     WITH gone AS (DELETE FROM event_queues WHERE ${where} RETURNING id)
-    SELECT pg_notify(${EVENTS_CHANNEL}, 'gone:' || id)::text AS sent FROM gone`.execute(tx.q);
+    ${toldGone}`.execute(tx.q);
   return result.rows.length;
 }
 
 /** Deletes queue `queueId` if it is `userId`'s; returns whether it did. */
 export async function deleteUserQueue(tx: Tx, userId: number, queueId: string): Promise<boolean> {
   return (await deleteQueuesWhere(tx, sql`id = ${queueId} AND user_id = ${userId}`)) > 0;
-}
-
-/** Deletes the queues `ids`. */
-export async function deleteQueues(tx: Tx, ids: readonly string[]): Promise<void> {
-  if (ids.length > 0) await deleteQueuesWhere(tx, sql`id = ANY(${[...ids]}::varchar[])`);
 }
 
 /** Deletes the queues last polled before `before`; returns how many. */

@@ -239,6 +239,52 @@ export async function channelRecipients(tx: Tx, channelId: number): Promise<numb
   return rows.map((r) => r.user_id);
 }
 
+/** A reaction as a message object lists it. */
+export interface ReactionView {
+  emoji_name: string;
+  emoji_code: string;
+  reaction_type: string;
+  user_id: number;
+}
+
+/**
+ * Messages `ids` in id order, in one statement, with what their message
+ * objects show: the sender's names and address, the realm's subdomain, the
+ * channel's name (null for a direct message) and the reactions, oldest first.
+ */
+export function messageRows(tx: Tx, ids: readonly number[]) {
+  return tx.q
+    .selectFrom("messages as m")
+    .innerJoin("users as u", "u.id", "m.sender_id")
+    .innerJoin("realms as r", "r.id", "m.realm_id")
+    .leftJoin("channels as c", "c.id", "m.channel_id")
+    .select([
+      "m.id",
+      "m.realm_id",
+      "m.sender_id",
+      "m.channel_id",
+      "m.topic",
+      "m.dm_key",
+      "m.content",
+      "m.rendered_content",
+      "m.date_sent",
+      "m.last_edit_time",
+      "u.email as sender_email",
+      "u.full_name as sender_full_name",
+      "u.delivery_email as sender_delivery_email",
+      "r.subdomain as realm_subdomain",
+      "c.name as channel_name",
+      sql<ReactionView[]>`coalesce((
+        SELECT json_agg(json_build_object('emoji_name', x.emoji_name, 'emoji_code', x.emoji_code,
+                                          'reaction_type', x.reaction_type, 'user_id', x.user_id)
+                        ORDER BY x.id)
+        FROM reactions x WHERE x.message_id = m.id), '[]'::json)`.as("reactions"),
+    ])
+    .where("m.id", "=", sql<number>`ANY(${[...ids]}::int[])`)
+    .orderBy("m.id")
+    .execute();
+}
+
 /** The columns of a new message (the rest take their defaults). */
 export interface NewMessage {
   realm_id: number;
