@@ -3,7 +3,7 @@
  * none while the entry lives, and a fresh one after an invalidation.
  */
 import type { Database } from "../src/db/database";
-import type { PrismaClient } from "../src/gen/prisma/client";
+import type { KyselyPlugin } from "kysely";
 import { AuthCache } from "../src/lib/auth";
 import { freshDatabase } from "./support/database";
 
@@ -17,20 +17,19 @@ afterAll(async () => {
   await db.close();
 });
 
-/** A cache over the real client, counting the user lookups it sends. */
+/** A cache over the real database, counting the statements (user lookups) it sends. */
 function countingCache() {
   const counter = { lookups: 0 };
-  const prisma = db.prisma.$extends({
-    query: {
-      user: {
-        findUnique({ args, query }) {
-          counter.lookups += 1;
-          return query(args);
-        },
-      },
+  const counting: KyselyPlugin = {
+    transformQuery(args) {
+      counter.lookups += 1;
+      return args.node;
     },
-  });
-  return { cache: new AuthCache({ ...db, prisma: prisma as unknown as PrismaClient }), counter };
+    transformResult(args) {
+      return Promise.resolve(args.result);
+    },
+  };
+  return { cache: new AuthCache({ ...db, q: db.q.withPlugin(counting) }), counter };
 }
 
 describe("AuthCache", () => {

@@ -6,7 +6,6 @@ import { BadEventQueueIdError, JsonableError } from "@repo/envelope";
 import type { Prisma } from "../gen/prisma/client";
 import { type EventHub, type HeldEvent, type QueueInfo, isFor } from "./hub";
 import { eventSpan, shapedTexts } from "./shape";
-import { lockUser } from "../db/queries/users";
 import {
   appendEvent,
   deleteIdleQueues,
@@ -116,12 +115,8 @@ export async function createQueue(
     all_event_types: queue.eventTypes === undefined,
     options: queue.options,
   };
-  const start = await db.transaction(async (tx) => {
-    // One registration at a time per user, so that concurrent ones cannot pass the cap
-    // (NO KEY UPDATE: rows that merely reference the user, such as new messages, do not wait).
-    await lockUser(tx, user.id);
-    return insertQueue(tx, row, queue.maxPerUser - 1);
-  });
+  // One statement, its own transaction: concurrent registrations of the user cannot pass the cap.
+  const start = await insertQueue(db, row, queue.maxPerUser - 1);
   hub.remember({ ...row, last_event_id: start });
   return id;
 }

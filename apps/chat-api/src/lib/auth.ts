@@ -1,4 +1,5 @@
 import type { Database } from "../db/database";
+import { accountByApiKey } from "../db/queries/users";
 import { timingSafeEqual } from "node:crypto";
 import { UnauthorizedError, JsonableError } from "@repo/envelope";
 import { LRUCache } from "lru-cache";
@@ -63,12 +64,9 @@ export class AuthCache implements Invalidatable {
 
   private async load(apiKey: string): Promise<Cached | undefined> {
     const generation = this.generation;
-    const row = await this.db.prisma.user.findUnique({
-      where: { api_key: apiKey },
-      include: { realm: { select: { deactivated: true } } },
-    });
+    const row = await accountByApiKey(this.db, apiKey);
     // System bots (the notification bot) act only inside the server: their keys open nothing.
-    if (row === null || row.is_system_bot) return undefined;
+    if (row === undefined || row.is_system_bot) return undefined;
     const user: AuthedUser = {
       id: row.id,
       realm_id: row.realm_id,
@@ -80,7 +78,7 @@ export class AuthCache implements Invalidatable {
       bot_type: row.bot_type,
       bot_owner_id: row.bot_owner_id,
       is_active: row.is_active,
-      realm_deactivated: row.realm.deactivated,
+      realm_deactivated: row.realm_deactivated,
     };
     const cached = { user, apiKey: row.api_key };
     if (generation === this.generation) this.byKey.set(apiKey, cached);

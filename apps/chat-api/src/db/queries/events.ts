@@ -166,33 +166,21 @@ export interface NewQueueRow {
 }
 
 /**
- * Creates queue `queue` in one statement: first deletes (NOTIFYing each id)
- * its user's queues beyond the newest `keep` (the ones polled least
+ * Creates queue `queue` in one statement (the migration's
+ * `chat_create_queue`): under its user's row lock, deletes (NOTIFYing each
+ * id) the user's queues beyond the newest `keep` (the ones polled least
  * recently), then inserts it at the log's last number, which it returns: the
- * queue receives the events numbered after it. Run in a transaction that
- * holds the user's lock ({@link lockUser}), so that concurrent registrations
- * of one user count each other's queues.
+ * queue receives the events numbered after it. Concurrent registrations of
+ * one user run one after the other and count each other's queues.
  */
 export async function insertQueue(tx: Tx, queue: NewQueueRow, keep: number): Promise<number> {
-  const result = await sql<{ start: number; collected: number }>`
-    WITH excess AS (
-      SELECT id FROM event_queues WHERE user_id = ${queue.user_id}
-      ORDER BY last_poll_time DESC, date_created DESC OFFSET ${keep}
-    ),
-    gone AS (DELETE FROM event_queues WHERE id IN (SELECT id FROM excess) RETURNING id),
-    told AS (${toldGone}),
-    made AS (
-      INSERT INTO event_queues (id, user_id, realm_id, event_types, all_event_types, options, last_event_id)
-      SELECT ${queue.id}, ${queue.user_id}, ${queue.realm_id}, ${queue.event_types}::text[],
-             ${queue.all_event_types}, ${JSON.stringify(queue.options)}::jsonb, last_seq
-      FROM event_sequencer WHERE id = 1
-      RETURNING last_event_id
-    )
-    SELECT last_event_id::float8 AS start, (SELECT count(*) FROM told)::int AS collected
-    FROM made`.execute(tx.q);
-  const row = result.rows[0];
-  if (row === undefined) throw new Error("INSERT INTO event_queues returned no row");
-  return row.start;
+  const result = await sql<{ start: number | null }>`
+    SELECT chat_create_queue(${queue.id}, ${queue.user_id}, ${queue.realm_id},
+      ${queue.event_types}::text[], ${queue.all_event_types},
+      ${JSON.stringify(queue.options)}::jsonb, ${keep}, ${EVENTS_CHANNEL}) AS start`.execute(tx.q);
+  const start = result.rows[0]?.start;
+  if (start === undefined || start === null) throw new Error("chat_create_queue returned no row");
+  return start;
 }
 
 /** Deletes queues matching `where` (SQL), NOTIFYing each one's id; returns how many. */

@@ -1,6 +1,33 @@
 import type { Tx } from "../kysely";
 import { sameText } from "./text";
 
+/**
+ * The account whose API key is `apiKey`, with what authentication needs of
+ * it and whether its realm is deactivated, in one statement.
+ */
+export function accountByApiKey(tx: Tx, apiKey: string) {
+  return tx.q
+    .selectFrom("users as u")
+    .innerJoin("realms as r", "r.id", "u.realm_id")
+    .select([
+      "u.id",
+      "u.realm_id",
+      "u.email",
+      "u.delivery_email",
+      "u.full_name",
+      "u.role",
+      "u.is_bot",
+      "u.bot_type",
+      "u.bot_owner_id",
+      "u.is_active",
+      "u.is_system_bot",
+      "u.api_key",
+      "r.deactivated as realm_deactivated",
+    ])
+    .where("u.api_key", "=", apiKey)
+    .executeTakeFirst();
+}
+
 /** The realm's account whose delivery address is `email` (any case), active or not. */
 export function accountByDeliveryEmail(tx: Tx, realmId: number, email: string) {
   return tx.q
