@@ -1,6 +1,7 @@
 import { type Kysely, sql } from "kysely";
 import type { DB } from "../../gen/kysely/tables";
 import type { Tx } from "../kysely";
+import { intArrayLiteral } from "./text";
 
 /**
  * The NOTIFY channel of the event system (one LISTEN connection per
@@ -44,7 +45,7 @@ export function appendEventQuery(
       db
         .insertInto("event_log")
         .values((eb) => ({
-          user_ids: [...userIds],
+          user_ids: sql<number[]>`${intArrayLiteral(userIds)}::int[]`,
           event_type: type,
           payload: eb.cast(eb.val(payload), "jsonb"),
           span,
@@ -79,7 +80,7 @@ export async function appendEvent(
  */
 export async function sequenceEvents(tx: Tx): Promise<LoggedEvent[]> {
   const result = await sql<LoggedEvent>`
-    SELECT seq, span, user_ids, event_type, payload
+    SELECT seq, span, array_to_json(user_ids) AS user_ids, event_type, payload
     FROM chat_number_events(${EVENT_BATCH}, ${SEQUENCER_LOCK}, ${EVENTS_CHANNEL})`.execute(tx.q);
   return result.rows;
 }
@@ -92,7 +93,8 @@ export async function logPosition(tx: Tx): Promise<{ last: number; pruned: numbe
   return result.rows[0] ?? { last: 0, pruned: 0 };
 }
 
-const logColumns = sql`seq::float8 AS seq, span, user_ids, event_type, payload`;
+/** An event's columns as a replica holds them (the recipients as JSON: the driver parses it natively). */
+const logColumns = sql`seq::float8 AS seq, span, array_to_json(user_ids) AS user_ids, event_type, payload`;
 
 /** The numbered events after `after`, in order (at most {@link EVENT_BATCH}). */
 export async function readLog(tx: Tx, after: number): Promise<LoggedEvent[]> {

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from "kysely";
 import type { DB } from "../../gen/kysely/tables";
 import type { Tx } from "../kysely";
+import { intArrayLiteral } from "./text";
 import type { Message } from "../../gen/prisma/client";
 
 /**
@@ -317,7 +318,7 @@ export async function insertMessageRows(
     recipients AS (
       INSERT INTO user_messages (user_id, message_id, flags)
       SELECT r.u, m.id, r.f
-      FROM m, unnest(${[...userIds]}::int[], ${flags.map(String)}::bigint[]) AS r(u, f)
+      FROM m, unnest(${intArrayLiteral(userIds)}::int[], ${intArrayLiteral(flags)}::bigint[]) AS r(u, f)
     )
     SELECT m.*, realms.subdomain AS realm_subdomain
     FROM m JOIN realms ON realms.id = m.realm_id`.execute(tx.q);
