@@ -39,6 +39,7 @@ export type Destination =
   | { kind: "channel"; channel: Channel; topic: string }
   | { kind: "direct"; userIds: readonly number[] };
 
+/** A message as its message object shows it (a row of {@link messageRows}). */
 type MessageRow = Pick<
   Message,
   | "id"
@@ -51,9 +52,12 @@ type MessageRow = Pick<
   | "date_sent"
   | "last_edit_time"
 > & {
-  sender: { email: string; full_name: string; delivery_email: string };
-  channel: { name: string } | null;
-  realm: { subdomain: string };
+  sender_email: string;
+  sender_full_name: string;
+  sender_delivery_email: string;
+  realm_subdomain: string;
+  /** Null for a direct message. */
+  channel_name: string | null;
   reactions: readonly ReactionView[];
 };
 
@@ -103,7 +107,7 @@ export async function insertMessage(
   const flagsOf = (userId: number): bigint =>
     (userId === sender.id ? MESSAGE_FLAGS.read : 0n) | (fromContent.get(userId) ?? 0n);
   const readerIds = [...readers];
-  const { realm_subdomain, ...message } = await insertMessageRows(
+  const message = await insertMessageRows(
     tx,
     {
       realm_id: sender.realm_id,
@@ -123,9 +127,10 @@ export async function insertMessage(
   const view = messageView(
     {
       ...message,
-      sender,
-      channel: destination.kind === "channel" ? { name: destination.channel.name } : null,
-      realm: { subdomain: realm_subdomain },
+      sender_email: sender.email,
+      sender_full_name: sender.full_name,
+      sender_delivery_email: sender.delivery_email,
+      channel_name: destination.kind === "channel" ? destination.channel.name : null,
       reactions: [],
     },
     await dmPeople(tx, [message]),
@@ -158,16 +163,7 @@ export interface ViewOptions {
 
 /** Zulip's message objects for `ids` (in id order), without per-user flags. */
 export async function messageViews(tx: Tx, ids: readonly number[], options: ViewOptions) {
-  const rows: MessageRow[] = (await messageRows(tx, ids)).map((row) => ({
-    ...row,
-    sender: {
-      email: row.sender_email,
-      full_name: row.sender_full_name,
-      delivery_email: row.sender_delivery_email,
-    },
-    channel: row.channel_name === null ? null : { name: row.channel_name },
-    realm: { subdomain: row.realm_subdomain },
-  }));
+  const rows: MessageRow[] = await messageRows(tx, ids);
   const people = await dmPeople(tx, rows);
   return rows.map((row) => messageView(row, people, options));
 }
@@ -197,10 +193,10 @@ function messageView(
   return {
     id: row.id,
     sender_id: row.sender_id,
-    sender_email: row.sender.email,
-    sender_full_name: row.sender.full_name,
-    sender_realm_str: row.realm.subdomain,
-    avatar_url: options.clientGravatar ? null : gravatarUrl(row.sender.delivery_email),
+    sender_email: row.sender_email,
+    sender_full_name: row.sender_full_name,
+    sender_realm_str: row.realm_subdomain,
+    avatar_url: options.clientGravatar ? null : gravatarUrl(row.sender_delivery_email),
     client: "website",
     content: options.applyMarkdown ? row.rendered_content : row.content,
     content_type: options.applyMarkdown ? "text/html" : "text/x-markdown",
@@ -239,7 +235,7 @@ function messageView(
           type: "stream",
           stream_id: row.channel_id,
           subject: row.topic,
-          display_recipient: row.channel?.name ?? "",
+          display_recipient: row.channel_name ?? "",
         }),
   };
 }

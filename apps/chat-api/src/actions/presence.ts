@@ -8,6 +8,7 @@ import { JsonableError } from "@repo/envelope";
 import { hasRealmPermission } from "./user-groups";
 import { findUsers } from "./user-lookup";
 import {
+  type PresenceTimes,
   channelPeers,
   recordPresence,
   presenceAudience,
@@ -25,9 +26,6 @@ const OFFLINE_THRESHOLD_MS = 140_000;
 
 /** Unix seconds. */
 const seconds = (date: Date): number => Math.floor(date.getTime() / 1000);
-
-/** The times a presence's status and legacy form are made of. */
-type PresenceTimes = Pick<Presence, "last_connected_time" | "last_active_time">;
 
 /** The status a user last sent: active when their last report was "active". */
 export function presenceStatus(p: PresenceTimes): "active" | "idle" {

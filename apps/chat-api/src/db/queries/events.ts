@@ -154,9 +154,6 @@ export async function writeQueueBookkeeping(
     WHERE q.id = v.id`.execute(tx.q);
 }
 
-/** After a CTE `gone` of deleted queues' ids: NOTIFYs each (`gone:ID`), a row each. */
-const toldGone = sql`SELECT pg_notify(${EVENTS_CHANNEL}, 'gone:' || id)::text AS sent FROM gone`;
-
 /** A new queue's row (its times and position are the database's). */
 export interface NewQueueRow {
   id: string;
@@ -189,7 +186,7 @@ export async function insertQueue(tx: Tx, queue: NewQueueRow, keep: number): Pro
 async function deleteQueuesWhere(tx: Tx, where: ReturnType<typeof sql>): Promise<number> {
   const result = await sql<{ sent: string }>`
     WITH gone AS (DELETE FROM event_queues WHERE ${where} RETURNING id)
-    ${toldGone}`.execute(tx.q);
+    SELECT pg_notify(${EVENTS_CHANNEL}, 'gone:' || id)::text AS sent FROM gone`.execute(tx.q);
   return result.rows.length;
 }
 

@@ -2,7 +2,7 @@ import { type Kysely, sql } from "kysely";
 import type { DB } from "../../gen/kysely/tables";
 import type { Tx } from "../kysely";
 
-/** A user's presence times, before and after {@link recordPresence}. */
+/** A user's presence times (before and after {@link recordPresence}): what its status and legacy form are made of. */
 export interface PresenceTimes {
   last_connected_time: Date;
   last_active_time: Date | null;
