@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { JsonableError, renderError, renderSuccess } from "@repo/envelope";
 import type { Logger } from "pino";
 import { databaseUnavailableError, isDatabaseUnavailable } from "./db/unavailable";
+import type { Client } from "./events/polls";
 import { answeringAfterEvents } from "./events/queue";
 import { type AuthedUser, authenticate } from "./lib/auth";
 import { stringify } from "./lib/json-text";
@@ -18,13 +19,12 @@ const REQUEST_ID = /^[\w.-]{1,64}$/;
  * One request as the dispatcher and the access log see it, on either path to
  * an operation (Express's router, or the poll lane of `src/poll-lane.ts`).
  */
-export interface Exchange {
+export interface Exchange extends Client {
   /** Its `X-Request-Id`. */
   id: string;
   /** The route template it matched (metrics label), `unmatched` before. */
   route: string;
-  /** Aborts when the client goes away before the answer; made on first use. */
-  gone: AbortSignal | undefined;
+  gone: boolean;
 }
 
 /**
@@ -42,7 +42,7 @@ export function observe(
   const given = req.headers["x-request-id"];
   const id = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
   res.setHeader("X-Request-Id", id);
-  const exchange: Exchange = { id, route: "unmatched", gone: undefined };
+  const exchange: Exchange = { id, route: "unmatched", gone: false, onGone: undefined };
   const method = req.method ?? "";
   const stop = metrics.latency.startTimer();
   res.once("close", () => {
@@ -51,6 +51,9 @@ export function observe(
       res: { statusCode: res.statusCode },
     };
     if (!res.writableFinished) {
+      exchange.gone = true;
+      exchange.onGone?.();
+      exchange.onGone = undefined;
       logger.warn(entry, "request aborted");
       return;
     }
@@ -71,19 +74,6 @@ export const EXCHANGE = "exchange";
 /** The {@link Exchange} of a request on Express's path (noted by its first middleware). */
 export function exchangeOf(res: { locals: Record<string, unknown> }): Exchange {
   return res.locals[EXCHANGE] as Exchange;
-}
-
-/** A signal that aborts when the client goes away before the answer (a long-poll stops waiting). */
-function goneSignal(res: ServerResponse, exchange: Exchange): AbortSignal {
-  if (exchange.gone !== undefined) return exchange.gone;
-  const gone = new AbortController();
-  if (res.destroyed && !res.writableFinished) gone.abort();
-  else
-    res.once("close", () => {
-      if (!res.writableFinished) gone.abort();
-    });
-  exchange.gone = gone.signal;
-  return gone.signal;
 }
 
 /** A JSON answer, written at once (what Express's `res.json` does for this API, without its checks). */
@@ -249,10 +239,7 @@ export function dispatcher(services: Services, api: Api) {
             ip,
             userAgent: req.headers["user-agent"] ?? "",
             subdomain: context.subdomain,
-            // Made on first use (a long-poll's): most operations never look.
-            get signal() {
-              return goneSignal(res, exchange);
-            },
+            client: exchange,
           },
         }),
       );

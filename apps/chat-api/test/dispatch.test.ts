@@ -48,7 +48,12 @@ describe("sendError", () => {
     const reply = await answer((_req, res) => {
       res.writeHead(200, { "content-length": "100" });
       res.write("{");
-      sendError(res, new Error("late"), { id: "r1", route: "/x", gone: undefined }, logger);
+      sendError(
+        res,
+        new Error("late"),
+        { id: "r1", route: "/x", gone: false, onGone: undefined },
+        logger,
+      );
     });
     expect(reply).toEqual({ failed: true });
     expect(lines.join("")).toContain("failed after the answer began");

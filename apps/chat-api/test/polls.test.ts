@@ -49,3 +49,74 @@ describe("Polls.wake", () => {
     expect(await other.until(20)).toBe(false);
   });
 });
+
+describe("Polls' deadlines and clients", () => {
+  /** A client the test can make go away, as the dispatcher's exchange does. */
+  const client = () => ({ gone: false, onGone: undefined as (() => void) | undefined });
+
+  it("ends a wait after its time-out, never before, with one timer for all", async () => {
+    const polls = new Polls();
+    polls.open();
+    const started = Date.now();
+    const ends = await Promise.all(
+      [150, 150, 300].map((ms, i) =>
+        polls
+          .watch(i + 1, `q${String(i)}`, undefined)
+          .until(ms)
+          .then((woken) => ({ woken, after: Date.now() - started })),
+      ),
+    );
+    expect(ends.map((end) => end.woken)).toEqual([false, false, false]);
+    expect(ends[0]?.after).toBeGreaterThanOrEqual(150);
+    expect(ends[2]?.after).toBeGreaterThanOrEqual(300);
+    // At most one tick (100 ms) late, with room for a busy machine.
+    expect(ends[2]?.after).toBeLessThan(1000);
+  });
+
+  it("ends a wait when its client goes away, and lets go of the client", async () => {
+    const polls = new Polls();
+    polls.open();
+    const gone = client();
+    const waiting = polls.watch(1, "q1", undefined).until(60_000, gone);
+    expect(gone.onGone).toBeDefined();
+    gone.gone = true;
+    gone.onGone?.();
+    expect(await waiting).toBe(false);
+    expect(gone.onGone).toBeUndefined();
+    // A wake afterwards finds nothing to wake.
+    polls.wake([{ user_ids: [1], event_type: "message" }]);
+    await nextTurn();
+  });
+
+  it("answers at once for a client already gone, and after a wake that came first", async () => {
+    const polls = new Polls();
+    polls.open();
+    expect(await polls.watch(1, "q1", undefined).until(60_000, { ...client(), gone: true })).toBe(
+      false,
+    );
+    const early = polls.watch(1, "q1", undefined);
+    polls.wake([{ user_ids: [1], event_type: "message" }]);
+    await nextTurn();
+    expect(await early.until(60_000)).toBe(true);
+  });
+
+  it("keeps each user's other polls when one ends", async () => {
+    const polls = new Polls();
+    polls.open();
+    const [a, b, c] = ["qa", "qb", "qc"].map((queue) => polls.watch(7, queue, undefined));
+    const waits = [a, b, c].map((watch) => watch?.until(60_000));
+    b?.cancel();
+    expect(await waits[1]).toBe(false);
+    polls.wake([{ user_ids: [7], event_type: "message" }]);
+    expect(await Promise.all([waits[0], waits[2]])).toEqual([true, true]);
+  });
+
+  it("releases every waiting poll when the replica stops, and later ones at once", async () => {
+    const polls = new Polls();
+    polls.open();
+    const waiting = polls.watch(1, "q1", undefined).until(60_000);
+    polls.close();
+    expect(await waiting).toBe(true);
+    expect(await polls.watch(2, "q2", undefined).until(60_000)).toBe(false);
+  });
+});

@@ -4,6 +4,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import { BadEventQueueIdError, JsonableError } from "@repo/envelope";
 import type { Prisma } from "../gen/prisma/client";
+import type { Client } from "./polls";
 import { type EventHub, type HeldEvent, type QueueInfo, isFor } from "./hub";
 import { eventSpan, shapedTexts } from "./shape";
 import {
@@ -140,8 +141,8 @@ export interface Poll {
   lastEventId: number | undefined;
   dontBlock: boolean;
   heartbeatMs: number;
-  /** Aborts when the client goes away. */
-  signal?: AbortSignal;
+  /** Its client (the poll stops waiting when it goes away). */
+  client?: Client;
 }
 
 /**
@@ -212,10 +213,10 @@ export async function pollEvents(
       return texts;
     }
     const remaining = deadline - Date.now();
-    const woken = remaining > 0 && (await watch.until(remaining, poll.signal));
+    const woken = remaining > 0 && (await watch.until(remaining, poll.client));
     if (woken) continue;
     watch.cancel();
-    if (poll.signal?.aborted === true || hub.stopping) return [];
+    if (poll.client?.gone === true || hub.stopping) return [];
     await current();
     return [JSON.stringify({ type: "heartbeat", id: await hub.heartbeatId(after) })];
   }

@@ -12,6 +12,7 @@ import type { AuthedUser } from "./auth";
 import type { ReceivedFile } from "./upload-body";
 import { isAdministrator, isGuest, isOwner } from "./roles";
 import { type Param, type ParamValues, isIntPath, jsonDepth } from "./params";
+import type { Client } from "../events/polls";
 
 /** HTTP methods operations use. */
 export type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
@@ -58,8 +59,8 @@ export interface RequestInfo {
   userAgent: string;
   /** The request's subdomain, even when no realm has it. */
   subdomain: string;
-  /** Aborted when the client disconnects before the answer. */
-  signal: AbortSignal;
+  /** The client: whether it went away before the answer, and a listener for that. */
+  client: Client;
 }
 
 interface BaseContext<Path, Params> {

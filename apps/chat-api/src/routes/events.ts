@@ -90,7 +90,7 @@ export function eventRoutes({ db, config, events }: Services) {
                 lastEventId: params.last_event_id,
                 dontBlock: params.dont_block,
                 heartbeatMs: config.CHAT_EVENT_HEARTBEAT_SECONDS * 1000,
-                signal: request.signal,
+                client: request.client,
               }),
             ),
             queue_id: params.queue_id,
