@@ -274,7 +274,7 @@ async function main(): Promise<void> {
       }
       for (const o of [ceiling.ours, ceiling.bare])
         process.stdout.write(
-          `${JSON.stringify({ ceiling: o.answerRate, messages: o.sendMs.length, errors: o.errors, lost: o.lost, duplicated: o.duplicated, disordered: o.disordered })}\n`,
+          `${JSON.stringify({ ceiling: o.answerRate, messages: o.sendMs.length, sendP50: quantile(o.sendMs, 0.5), deliveryP50: quantile(o.deliveryMs, 0.5), errors: o.errors, lost: o.lost, duplicated: o.duplicated, disordered: o.disordered })}\n`,
         );
     }
   } finally {

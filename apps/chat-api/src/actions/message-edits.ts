@@ -5,6 +5,7 @@ import type { Channel, Message } from "../gen/prisma/client";
 import { sendEvent } from "../events/queue";
 import {
   type EditEntry,
+  activeHolders,
   appendEditHistory,
   longestEditHistory,
   moveRecipients,
@@ -49,12 +50,7 @@ export async function accessMessage(tx: Tx, user: AuthedUser, messageId: number)
 
 /** Everyone who has one of the messages `ids` (their recipients, active). */
 async function holders(tx: Tx, ids: readonly number[]): Promise<number[]> {
-  const rows = await tx.prisma.userMessage.findMany({
-    where: { message_id: { in: [...ids] }, user: { is_active: true } },
-    select: { user_id: true },
-    distinct: ["user_id"],
-  });
-  return rows.map((r) => r.user_id);
+  return (await activeHolders(tx, ids)).map((r) => r.user_id);
 }
 
 const inGroup = (tx: Tx, groupId: number, userId: number) =>

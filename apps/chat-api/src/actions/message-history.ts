@@ -1,5 +1,5 @@
 import type { Database } from "../db/database";
-import type { EditEntry } from "../db/queries/messages";
+import { type EditEntry, activeHolders } from "../db/queries/messages";
 import type { AuthedUser } from "../lib/auth";
 import { MESSAGE_FLAGS } from "../lib/message-flags";
 import { accessMessage } from "./message-edits";
@@ -55,21 +55,11 @@ export async function messageHistory(db: Database, user: AuthedUser, messageId: 
  */
 export async function readReceipts(db: Database, user: AuthedUser, messageId: number) {
   const message = await accessMessage(db, user, messageId);
-  const rows = await db.prisma.userMessage.findMany({
-    where: {
-      message_id: message.id,
-      user_id: { not: message.sender_id },
-      user: { is_active: true },
-    },
-    select: { flags: true, user: { select: { id: true, settings: true } } },
-    orderBy: { user_id: "asc" },
-  });
+  const rows = await activeHolders(db, [message.id], message.sender_id);
   return {
     user_ids: rows
       .filter((r) => (r.flags & MESSAGE_FLAGS.read) !== 0n)
-      .filter(
-        (r) => (r.user.settings as { send_read_receipts?: unknown }).send_read_receipts !== false,
-      )
-      .map((r) => r.user.id),
+      .filter((r) => (r.settings as { send_read_receipts?: unknown }).send_read_receipts !== false)
+      .map((r) => r.user_id),
   };
 }

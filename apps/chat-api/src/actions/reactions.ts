@@ -6,6 +6,7 @@ import type { AuthedUser } from "../lib/auth";
 import { isUnicodeEmoji, isUnicodeEmojiCode, unicodeEmojiCode } from "../lib/emoji";
 import { checkCap } from "./caps";
 import { lockUser } from "../db/queries/users";
+import { activeHolders } from "../db/queries/messages";
 
 /** Zulip's kinds of reaction emoji. */
 export type ReactionType = "unicode_emoji" | "realm_emoji" | "zulip_extra_emoji";
@@ -51,11 +52,7 @@ export function resolveEmoji(ref: EmojiRef): { name: string; code: string; type:
 
 /** Who has message `messageId` (its recipients): the audience of its reaction events. */
 async function messageAudience(tx: Tx, user: AuthedUser, messageId: number): Promise<number[]> {
-  const rows = await tx.prisma.userMessage.findMany({
-    where: { message_id: messageId, user: { is_active: true } },
-    select: { user_id: true },
-  });
-  const ids = rows.map((r) => r.user_id);
+  const ids = (await activeHolders(tx, [messageId])).map((r) => r.user_id);
   if (!ids.includes(user.id)) throw new JsonableError("Invalid message(s)");
   return ids;
 }
