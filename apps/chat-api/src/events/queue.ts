@@ -4,7 +4,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import { BadEventQueueIdError, JsonableError } from "@repo/envelope";
 import type { Prisma } from "../gen/prisma/client";
-import type { Client } from "./polls";
+import type { Client, Watch } from "./polls";
 import { type EventHub, type HeldEvent, type QueueInfo, isFor } from "./hub";
 import { eventSpan, shapedTexts } from "./shape";
 import {
@@ -197,21 +197,33 @@ export async function pollEvents(
   let scanned = after;
   const deadline = Date.now() + poll.heartbeatMs;
   for (;;) {
-    const watch = hub.polls.watch(userId, queueId, queue.types);
-    // Still there? (Deleted on any replica, it is gone from memory: the database says.)
-    if (hub.knownQueue(queueId) !== queue)
-      await current().catch((error: unknown) => {
-        watch.cancel();
-        throw error;
-      });
+    // The wait is registered before anything is awaited, so that events arriving meanwhile
+    // wake it. When the replica holds the queue and its events, the look is synchronous (no
+    // event can arrive during it), and a poll that finds some registers nothing.
+    let watch: Watch | undefined;
+    let texts: string[];
     const upTo = hub.position;
-    const held = hub.held(userId, scanned);
-    const texts = eventTexts(queue, held ?? (await readLogFor(db, userId, scanned)), after);
+    const held = hub.knownQueue(queueId) === queue ? hub.held(userId, scanned) : undefined;
+    if (held !== undefined) texts = eventTexts(queue, held, after);
+    else {
+      const waiting = hub.polls.watch(userId, queueId, queue.types);
+      watch = waiting;
+      try {
+        // Still there? (Deleted on any replica, it is gone from memory: the database says.)
+        if (hub.knownQueue(queueId) !== queue) await current();
+        const events = hub.held(userId, scanned) ?? (await readLogFor(db, userId, scanned));
+        texts = eventTexts(queue, events, after);
+      } catch (error) {
+        waiting.cancel();
+        throw error;
+      }
+    }
     scanned = Math.max(scanned, upTo);
     if (texts.length > 0 || poll.dontBlock) {
-      watch.cancel();
+      watch?.cancel();
       return texts;
     }
+    watch ??= hub.polls.watch(userId, queueId, queue.types);
     const remaining = deadline - Date.now();
     const woken = remaining > 0 && (await watch.until(remaining, poll.client));
     if (woken) continue;
