@@ -33,6 +33,7 @@ import {
   markAllUnread,
 } from "./dataset";
 import type { Dataset } from "./dataset";
+import { NODE_FLAGS } from "../src/node-flags";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
@@ -200,16 +201,21 @@ async function main(): Promise<void> {
   try {
     const [ours, pg, ceiling] = await Promise.all([freePort(), freePort(), freePort()]);
     const profile = CPU_PROF === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF}`];
-    servers.ours = await serve("node", [...profile, join(__dirname, "../dist/index.js")], ours, {
-      DATABASE_URL: data.url,
-      NODE_ENV: "production",
-      PORT: String(ours),
-      CHAT_HOST: "127.0.0.1",
-      CHAT_METRICS_PORT: String(await freePort()),
-      CHAT_EXTERNAL_URL: EXTERNAL_URL,
-      // The benchmark is one user making thousands of calls a second.
-      CHAT_RATE_LIMIT: "false",
-    });
+    servers.ours = await serve(
+      "node",
+      [...NODE_FLAGS, ...profile, join(__dirname, "../dist/index.js")],
+      ours,
+      {
+        DATABASE_URL: data.url,
+        NODE_ENV: "production",
+        PORT: String(ours),
+        CHAT_HOST: "127.0.0.1",
+        CHAT_METRICS_PORT: String(await freePort()),
+        CHAT_EXTERNAL_URL: EXTERNAL_URL,
+        // The benchmark is one user making thousands of calls a second.
+        CHAT_RATE_LIMIT: "false",
+      },
+    );
     const reference = (kind: string, port: number) =>
       serve("node", [...TS, join(__dirname, "references.ts")], port, {
         BENCH_REFERENCE: kind,
@@ -316,7 +322,7 @@ async function main(): Promise<void> {
       "## chat-api: operations on PostgreSQL",
       "",
       `Run ${startedAt} with \`pnpm bench\` (\`pnpm --filter chat-api bench\` for this part alone) on ${machine([`autocannon ${autocannonVersion()}`, await postgresVersion()])}.`,
-      `Data: the demo realm enlarged to ${fmt(USERS)} users and ${fmt(MESSAGES)} messages (bench/dataset.ts). Each operation: ${ROUNDS} rounds of ${SECONDS} s (after 1 s of warm-up) per server, servers taking turns; autocannon with ${CONNECTIONS} connections, HTTP/1.1 keep-alive, no pipelining; chat-api as deployed (\`node dist/index.js\`, production mode, info logs, pool of 10) with the rate limit off. Latencies are whole milliseconds (autocannon's resolution). Spread = (max - min) / median of the rounds' requests/s.`,
+      `Data: the demo realm enlarged to ${fmt(USERS)} users and ${fmt(MESSAGES)} messages (bench/dataset.ts). Each operation: ${ROUNDS} rounds of ${SECONDS} s (after 1 s of warm-up) per server, servers taking turns; autocannon with ${CONNECTIONS} connections, HTTP/1.1 keep-alive, no pipelining; chat-api as deployed (\`node ${NODE_FLAGS.join(" ")} dist/index.js\`, production mode, info logs, pool of 10) with the rate limit off. Latencies are whole milliseconds (autocannon's resolution). Spread = (max - min) / median of the rounds' requests/s.`,
       "",
       table(
         [

@@ -8,6 +8,7 @@ import { type Served, freePort, serve } from "@repo/bench-kit";
 import { Client } from "pg";
 import { Agent, errors, request } from "undici";
 import { createSeededDatabase } from "./dataset";
+import { NODE_FLAGS } from "../src/node-flags";
 
 export const ADMIN_URL =
   process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
@@ -109,14 +110,17 @@ export async function createLoadRealm(
 /** BENCH_CPU_PROF=DIR: each chat-api process writes a V8 CPU profile there when it stops. */
 const CPU_PROF = process.env.BENCH_CPU_PROF;
 
-/** Starts `replicas` chat-api processes (production, rate limit off) on the database `url`. */
+/**
+ * Starts `replicas` chat-api processes as deployed (production, its Node
+ * flags), with the rate limit off, on the database `url`.
+ */
 export async function startReplicas(url: string, replicas: number): Promise<Served[]> {
   const servers: Served[] = [];
   for (let r = 0; r < replicas; r++) {
     const port = await freePort();
     const profile = CPU_PROF === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF}`];
     servers.push(
-      await serve("node", [...profile, join(__dirname, "../dist/index.js")], port, {
+      await serve("node", [...NODE_FLAGS, ...profile, join(__dirname, "../dist/index.js")], port, {
         DATABASE_URL: url,
         NODE_ENV: "production",
         PORT: String(port),

@@ -1,15 +1,23 @@
 import type { AddressInfo } from "node:net";
 import pino from "pino";
+import { missingNodeFlags } from "@repo/env";
 import { openDatabase } from "./db/open";
 import { migrate } from "./db/migrate";
 import { printFirstSteps, seedIfEmpty } from "./dev-start";
 import { isProduction, loadConfig } from "./lib/config";
 import { startServer } from "./server";
 import { createServices } from "./services";
+import { NODE_FLAGS } from "./node-flags";
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const logger = pino({ level: config.CHAT_LOG_LEVEL, base: { service: "chat-api" } });
+  const missing = missingNodeFlags(NODE_FLAGS);
+  if (missing.length > 0)
+    logger.warn(
+      { missing, expected: NODE_FLAGS },
+      `started without the service's Node flags: long-polls will cost more garbage collection (run \`node ${NODE_FLAGS.join(" ")} dist/index.js\`, as pnpm start and the image do)`,
+    );
   const db = await openDatabase(config, (error) =>
     logger.warn({ err: error.message }, "lost a database connection"),
   );

@@ -12,6 +12,7 @@ import {
 } from "@repo/bench-kit";
 import { Client } from "pg";
 import { Agent, request } from "undici";
+import { NODE_FLAGS } from "../src/node-flags";
 
 /** A running chat-api process. */
 export interface ChatProcess extends StartedService {
@@ -21,8 +22,8 @@ export interface ChatProcess extends StartedService {
 }
 
 /**
- * Starts `node [nodeArgs] dist/index.js` with `env` (development mode: migrates
- * and seeds an empty database).
+ * Starts `node [its Node flags, nodeArgs] dist/index.js` with `env`
+ * (development mode: migrates and seeds an empty database).
  */
 export async function startChatApi(
   env: Record<string, string>,
@@ -32,7 +33,7 @@ export async function startChatApi(
   const started = await startService({
     script: join(__dirname, "../dist/index.js"),
     port,
-    nodeArgs,
+    nodeArgs: [...NODE_FLAGS, ...nodeArgs],
     env: {
       NODE_ENV: "development",
       CHAT_HOST: "127.0.0.1",

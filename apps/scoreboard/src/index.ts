@@ -1,6 +1,7 @@
 import http from "node:http";
 import { once } from "node:events";
 import pino from "pino";
+import { missingNodeFlags } from "@repo/env";
 import { ScoreboardService } from "@repo/proto-gen/scoreboard/v1";
 import { loadConfig } from "./config";
 import { HealthRegistry, ServingStatus } from "./health";
@@ -10,7 +11,7 @@ import { createScoreboardServer } from "./server";
 import { Refresher } from "./snapshot/refresher";
 import { sourceFromSetting } from "./snapshot/sources";
 import { SnapshotStore } from "./snapshot/store";
-import { NODE_FLAGS, missingNodeFlags } from "./node-flags";
+import { NODE_FLAGS } from "./node-flags";
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
@@ -69,7 +70,7 @@ async function main(): Promise<void> {
     "scoreboard listening (gRPC, gRPC-Web, Connect; h2c and HTTP/1.1)",
   );
 
-  const missing = missingNodeFlags();
+  const missing = missingNodeFlags(NODE_FLAGS);
   if (missing.length > 0)
     logger.warn(
       { missing, expected: NODE_FLAGS },

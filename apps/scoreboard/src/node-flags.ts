@@ -12,8 +12,3 @@
  * low-priority thread (docs/benchmarks.md has the figures).
  */
 export const NODE_FLAGS: readonly string[] = ["--single-threaded-gc"];
-
-/** The flags of {@link NODE_FLAGS} that this process was started without. */
-export function missingNodeFlags(execArgv: readonly string[] = process.execArgv): string[] {
-  return NODE_FLAGS.filter((flag) => !execArgv.includes(flag));
-}

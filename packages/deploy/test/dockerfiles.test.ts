@@ -14,8 +14,8 @@ describe.each(APPS)("the %s Dockerfile", (app) => {
   it("runs, as a non-root user, what the build produces", () => {
     const final = stagesOf(parseDockerfile(dockerfile(app))).at(-1);
     const entrypoint = final?.instructions.find((i) => i.keyword === "ENTRYPOINT")?.args;
-    // The scoreboard runs with its Node flags (apps/scoreboard/src/node-flags.ts, tested there).
-    const flags = app === "scoreboard" ? ["--single-threaded-gc"] : [];
+    // Each app runs with its Node flags (apps/<app>/src/node-flags.ts, tested there).
+    const flags = app === "scoreboard" ? ["--single-threaded-gc"] : ["--max-semi-space-size=64"];
     expect(JSON.parse(entrypoint ?? "null")).toEqual(["node", ...flags, "dist/index.js"]);
     expect(existsSync(join(REPO_ROOT, "apps", app, "src/index.ts"))).toBe(true);
   });

@@ -23,3 +23,14 @@ export function loadEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv):
   }
   return result.data;
 }
+
+/**
+ * The flags of `expected` (the Node and V8 flags a service is meant to run
+ * with) that this process was started without.
+ */
+export function missingNodeFlags(
+  expected: readonly string[],
+  execArgv: readonly string[] = process.execArgv,
+): string[] {
+  return expected.filter((flag) => !execArgv.includes(flag));
+}

@@ -1,0 +1,68 @@
+/**
+ * chat-api's Node flags (`src/node-flags.ts`): what `pnpm start` and the
+ * image run with, and the warning of a process started without them.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { NODE_FLAGS } from "../src/node-flags";
+
+const ROOT = join(__dirname, "..");
+
+/** Resolves with the first JSON log line of `child` whose msg matches `pattern`. */
+function logLine(child: ChildProcess, pattern: RegExp): Promise<Record<string, unknown>> {
+  if (child.stdout === null) throw new Error("no stdout");
+  const lines = createInterface({ input: child.stdout });
+  return new Promise((resolve, reject) => {
+    child.once("exit", (code) => reject(new Error(`exited with ${String(code)}`)));
+    lines.on("line", (line) => {
+      if (!line.startsWith("{")) return;
+      const record = JSON.parse(line) as Record<string, unknown>;
+      if (typeof record.msg === "string" && pattern.test(record.msg)) resolve(record);
+    });
+  });
+}
+
+describe("chat-api's Node flags", () => {
+  it("are what pnpm start and the image's ENTRYPOINT run with", async () => {
+    const { scripts } = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as {
+      scripts: Record<string, string>;
+    };
+    expect(scripts.start).toBe(["node", ...NODE_FLAGS, "dist/index.js"].join(" "));
+    const dockerfile = await readFile(join(ROOT, "Dockerfile"), "utf8");
+    const entrypoint = /^ENTRYPOINT (.*)$/m.exec(dockerfile)?.[1];
+    expect(JSON.parse(entrypoint ?? "null")).toEqual(["node", ...NODE_FLAGS, "dist/index.js"]);
+  });
+
+  it("are named in a warning when the process was started without them", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "chat-flags-"));
+    const child = spawn(
+      process.execPath,
+      ["--conditions=@repo/source", "--require", "@swc-node/register", "src/index.ts"],
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          NODE_ENV: "development",
+          DATABASE_URL: "",
+          CHAT_DATA_DIR: dataDir,
+          CHAT_HOST: "127.0.0.1",
+          PORT: "0",
+          CHAT_METRICS_PORT: "0",
+          CHAT_LOG_LEVEL: "info",
+        },
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
+    try {
+      const warning = await logLine(child, /started without the service's Node flags/);
+      expect(warning).toMatchObject({ level: 40, missing: [...NODE_FLAGS] });
+      expect(warning.msg).toContain(`node ${NODE_FLAGS.join(" ")} dist/index.js`);
+    } finally {
+      child.kill("SIGKILL");
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
