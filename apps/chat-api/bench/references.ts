@@ -32,7 +32,8 @@ import {
 import { Pool, type PoolClient } from "pg";
 import { channelVisibilityQuery } from "../src/db/queries/channels";
 import { draftCheckQuery, updateDraftQuery } from "../src/db/queries/drafts";
-import { EVENTS_CHANNEL, LOG_NOTICE, appendEventQuery } from "../src/db/queries/events";
+import { EVENTS_CHANNEL, LOG_NOTICE, appendEventsQuery } from "../src/db/queries/events";
+import { intArrayLiteral } from "../src/db/queries/text";
 import { markReadBatchQuery } from "../src/db/queries/messages";
 import { realmPresencesQuery } from "../src/db/queries/presence";
 import { groupMembershipQuery } from "../src/db/queries/user-groups";
@@ -116,8 +117,16 @@ const MARK_READ_BATCH_SQL = statement(
 );
 const SEND_EVENT = statement(
   (q, users: number[], type: string, payload: string) =>
-    appendEventQuery(q, users, type, payload, 1),
-  (users, type, payload) => [users, type, payload, 1, EVENTS_CHANNEL, LOG_NOTICE],
+    appendEventsQuery(q, [{ userIds: users, type, payload, span: 1 }]),
+  (users, type, payload) => [
+    intArrayLiteral(users),
+    type,
+    payload,
+    1,
+    EVENTS_CHANNEL,
+    LOG_NOTICE,
+    1,
+  ],
 );
 
 async function transaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {

@@ -2,7 +2,7 @@ import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
 import type { Channel, Message } from "../gen/prisma/client";
-import { sendEvent } from "../events/queue";
+import { sendEvents } from "../events/queue";
 import type { MessageSource } from "../events/shape";
 import type { AuthedUser } from "../lib/auth";
 import { codePoints } from "../lib/text";
@@ -150,8 +150,13 @@ export async function insertMessage(
     if (same === undefined) byFlags.set(bits, [id]);
     else same.push(id);
   }
-  for (const [bits, ids] of byFlags)
-    await sendEvent(tx, ids, { type: "message", message: view, flags: flagNames(bits), source });
+  await sendEvents(
+    tx,
+    [...byFlags].map(([bits, userIds]) => ({
+      userIds,
+      event: { type: "message", message: view, flags: flagNames(bits), source },
+    })),
+  );
   return message.id;
 }
 

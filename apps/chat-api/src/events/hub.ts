@@ -5,7 +5,7 @@ import {
   LOG_NOTICE,
   type LoggedEvent,
   type QueueRow,
-  appendEvent,
+  appendEvents,
   logPosition,
   queueById,
   readLog,
@@ -259,7 +259,11 @@ export class EventHub {
   async heartbeatId(after: number): Promise<number> {
     while (this.lastSeq <= after && !this.closed) {
       this.ticking ??= this.db
-        .transaction((tx) => appendEvent(tx, [], "heartbeat", '{"type":"heartbeat"}', 1))
+        .transaction((tx) =>
+          appendEvents(tx, [
+            { userIds: [], type: "heartbeat", payload: '{"type":"heartbeat"}', span: 1 },
+          ]),
+        )
         .then(() => this.settle())
         .finally(() => {
           this.ticking = undefined;

@@ -8,7 +8,7 @@ import type { Client, Watch } from "./polls";
 import { type EventHub, type HeldEvent, type QueueInfo, isFor } from "./hub";
 import { eventSpan, shapedTexts } from "./shape";
 import {
-  appendEvent,
+  appendEvents,
   deleteIdleQueues,
   deleteUserQueue,
   insertQueue,
@@ -35,10 +35,27 @@ export async function sendEvent(
   userIds: readonly number[],
   event: ChatEvent,
 ): Promise<void> {
-  if (userIds.length === 0) return;
+  await sendEvents(tx, [{ userIds, event }]);
+}
+
+/** {@link sendEvent} for several events, in their order, in one statement. */
+export async function sendEvents(
+  tx: Tx,
+  events: readonly { userIds: readonly number[]; event: ChatEvent }[],
+): Promise<void> {
+  const audible = events.filter(({ userIds }) => userIds.length > 0);
+  if (audible.length === 0) return;
   const note = writes.getStore();
   if (note !== undefined) note.wroteEvents = true;
-  await appendEvent(tx, userIds, event.type, JSON.stringify(event), eventSpan(event));
+  await appendEvents(
+    tx,
+    audible.map(({ userIds, event }) => ({
+      userIds,
+      type: event.type,
+      payload: JSON.stringify(event),
+      span: eventSpan(event),
+    })),
+  );
 }
 
 /** What a request noted of its writes. */

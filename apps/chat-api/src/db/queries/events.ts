@@ -27,46 +27,49 @@ export interface LoggedEvent {
   payload: unknown;
 }
 
-/**
- * Appends `payload` (an event of type `type` for `userIds`) to the log, and
- * NOTIFYs the sequencers on commit (the same payload: PostgreSQL sends
- * it once per transaction, however many events it wrote). No queue is
- * touched or locked.
- */
-export function appendEventQuery(
-  q: Kysely<DB>,
-  userIds: readonly number[],
-  type: string,
-  payload: string,
-  span: number,
-) {
-  return q
-    .with("written", (db) =>
-      db
-        .insertInto("event_log")
-        .values((eb) => ({
-          user_ids: sql<number[]>`${intArrayLiteral(userIds)}::int[]`,
-          event_type: type,
-          payload: eb.cast(eb.val(payload), "jsonb"),
-          span,
-        }))
-        .returning("id"),
-    )
-    .selectFrom("written")
-    .select((eb) =>
-      eb.cast(eb.fn("pg_notify", [eb.val(EVENTS_CHANNEL), eb.val(LOG_NOTICE)]), "text").as("sent"),
-    );
+/** An event to append to the log: its recipients, type, JSON text and span. */
+export interface NewEvent {
+  userIds: readonly number[];
+  type: string;
+  payload: string;
+  span: number;
 }
 
-/** {@link appendEventQuery}, run on `tx` (the transaction of the change the event describes). */
-export async function appendEvent(
-  tx: Tx,
-  userIds: readonly number[],
-  type: string,
-  payload: string,
-  span: number,
-): Promise<void> {
-  await appendEventQuery(tx.q, userIds, type, payload, span).execute();
+/**
+ * Appends `events` to the log in one statement, in their order, and NOTIFYs
+ * the sequencers on commit (PostgreSQL sends a notification once per
+ * transaction, however many events it wrote). No queue is touched or locked.
+ */
+export function appendEventsQuery(q: Kysely<DB>, events: readonly NewEvent[]) {
+  return (
+    q
+      .with("written", (db) =>
+        db
+          .insertInto("event_log")
+          .values(
+            events.map((event) => ({
+              user_ids: sql<number[]>`${intArrayLiteral(event.userIds)}::int[]`,
+              event_type: event.type,
+              payload: sql<string>`cast(${event.payload} as jsonb)`,
+              span: event.span,
+            })),
+          )
+          .returning("id"),
+      )
+      .selectFrom("written")
+      .select((eb) =>
+        eb
+          .cast(eb.fn("pg_notify", [eb.val(EVENTS_CHANNEL), eb.val(LOG_NOTICE)]), "text")
+          .as("sent"),
+      )
+      // The inserts run to completion whatever the query reads: one notification is asked for.
+      .limit(1)
+  );
+}
+
+/** {@link appendEventsQuery}, run on `tx` (the transaction of the change the events describe). */
+export async function appendEvents(tx: Tx, events: readonly NewEvent[]): Promise<void> {
+  if (events.length > 0) await appendEventsQuery(tx.q, events).execute();
 }
 
 /**
