@@ -118,6 +118,38 @@ describe("mentions and alert words", () => {
     });
   });
 
+  it("flag every subscriber with one of their several alert words, and a direct message's recipients", async () => {
+    for (const [who, words] of [
+      ["desdemona", ["willow", "Song"]],
+      ["cordelia", ["storm"]],
+    ] as const) {
+      const added = await server.call("POST", "/api/v1/users/me/alert_words", {
+        ...as(who),
+        form: { alert_words: JSON.stringify(words) },
+      });
+      expect(added.status).toBe(200);
+    }
+    const inChannel = await send("hamlet", "Sing a SONG of willow, not a storm-free night");
+    expect(await flagsOf(inChannel, ["desdemona", "cordelia", "iago"])).toEqual({
+      desdemona: ["has_alert_word"],
+      cordelia: ["has_alert_word"],
+      iago: [],
+    });
+    const direct = await server.call("POST", "/api/v1/messages", {
+      ...as("hamlet"),
+      form: {
+        type: "direct",
+        to: JSON.stringify([id("desdemona"), id("iago")]),
+        content: "a song",
+      },
+    });
+    expect(direct.status).toBe(200);
+    expect(await flagsOf(direct.body.id as number, ["desdemona", "iago"])).toEqual({
+      desdemona: ["has_alert_word"],
+      iago: [],
+    });
+  });
+
   it("follow an edit: a mention removed is no longer flagged, one added is", async () => {
     const messageId = await send("hamlet", "@**Othello, the Moor of Venice** hi");
     const edit = await server.call("PATCH", `/api/v1/messages/${String(messageId)}`, {

@@ -91,19 +91,25 @@ export async function insertMessage(
   destination: Destination,
   content: string,
 ): Promise<number> {
-  const recipients =
-    destination.kind === "channel"
-      ? await channelRecipients(tx, destination.channel.id)
-      : [...new Set([...destination.userIds, sender.id])];
+  // A channel's subscribers come with their alert words (one statement); a direct
+  // message's recipients' words are read with its flags.
+  let recipients: number[];
+  let alertWords: { user_id: number; word: string }[] | undefined;
+  if (destination.kind === "channel")
+    ({ ids: recipients, alertWords } = await channelRecipients(tx, destination.channel.id));
+  else recipients = [...new Set([...destination.userIds, sender.id])];
   const channelId = destination.kind === "channel" ? destination.channel.id : null;
   const topic = destination.kind === "channel" ? destination.topic : "";
   const rendered = await renderContent(tx, sender, content);
   const readers = new Set(recipients);
-  const fromContent = await contentFlags(tx, rendered, content, [...readers], {
-    senderId: sender.id,
-    channelId,
-    topic,
-  });
+  const fromContent = await contentFlags(
+    tx,
+    rendered,
+    content,
+    [...readers],
+    { senderId: sender.id, channelId, topic },
+    alertWords,
+  );
   const flagsOf = (userId: number): bigint =>
     (userId === sender.id ? MESSAGE_FLAGS.read : 0n) | (fromContent.get(userId) ?? 0n);
   const readerIds = [...readers];

@@ -101,8 +101,9 @@ export async function renderContent(
  * rules): `mentioned` to those it names, and to the members of the groups it
  * names; `wildcard_mentioned` to every recipient for `@**all**` and its
  * kin, to the topic's participants for `@**topic**`; `has_alert_word` to
- * those whose alert words it contains (whole words, any case). The sender's
- * own mention of themselves flags nothing.
+ * those whose alert words it contains (whole words, any case; `alertWords`
+ * when the caller read them with the recipients, else read here). The
+ * sender's own mention of themselves flags nothing.
  */
 export async function contentFlags(
   tx: Tx,
@@ -110,10 +111,12 @@ export async function contentFlags(
   content: string,
   recipients: readonly number[],
   where: { senderId: number; channelId: number | null; topic: string },
+  alertWords?: readonly { user_id: number; word: string }[],
 ): Promise<Map<number, bigint>> {
   const flags = new Map<number, bigint>();
+  const receiving = new Set(recipients);
   const add = (userId: number, bit: bigint) => {
-    if (userId === where.senderId || !recipients.includes(userId)) return;
+    if (userId === where.senderId || !receiving.has(userId)) return;
     flags.set(userId, (flags.get(userId) ?? 0n) | bit);
   };
   for (const id of rendered.mentionedUserIds) add(id, MESSAGE_FLAGS.mentioned);
@@ -142,7 +145,7 @@ export async function contentFlags(
     });
     for (const { sender_id } of participants) add(sender_id, MESSAGE_FLAGS.wildcard_mentioned);
   }
-  const words = await alertWordsOf(tx, recipients);
+  const words = alertWords ?? (await alertWordsOf(tx, recipients));
   const text = content.toLowerCase();
   for (const { user_id, word } of words)
     if (containsWord(text, word.toLowerCase())) add(user_id, MESSAGE_FLAGS.has_alert_word);

@@ -227,17 +227,33 @@ export async function setContentFlags(
     .execute();
 }
 
-/** The active subscribers of channel `channelId` who are active users: a message's recipients. */
-export async function channelRecipients(tx: Tx, channelId: number): Promise<number[]> {
+/**
+ * The active subscribers of channel `channelId` (a message's recipients),
+ * with their alert words, in one statement.
+ */
+export async function channelRecipients(
+  tx: Tx,
+  channelId: number,
+): Promise<{ ids: number[]; alertWords: { user_id: number; word: string }[] }> {
   const rows = await tx.q
     .selectFrom("subscriptions")
     .innerJoin("users", "users.id", "subscriptions.user_id")
-    .select("subscriptions.user_id")
+    .select((eb) => [
+      "subscriptions.user_id",
+      eb
+        .selectFrom("alert_words")
+        .select((sub) => sub.fn.agg<string[]>("array_agg", ["alert_words.word"]).as("words"))
+        .whereRef("alert_words.user_id", "=", "subscriptions.user_id")
+        .as("words"),
+    ])
     .where("subscriptions.channel_id", "=", channelId)
     .where("subscriptions.active", "=", true)
     .where("users.is_active", "=", true)
     .execute();
-  return rows.map((r) => r.user_id);
+  return {
+    ids: rows.map((r) => r.user_id),
+    alertWords: rows.flatMap((r) => (r.words ?? []).map((word) => ({ user_id: r.user_id, word }))),
+  };
 }
 
 /** A reaction as a message object lists it. */
