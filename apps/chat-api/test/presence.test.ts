@@ -156,6 +156,49 @@ describe("presence", () => {
     ]);
   });
 
+  it("tells the realm of a first ping, a return after 140 s away and a new status, not of a repeat", async () => {
+    const queue = (
+      await server.call("POST", "/api/v1/register", {
+        ...as("iago"),
+        form: { event_types: ["presence"] },
+      })
+    ).body.queue_id as string;
+    const hamlet = cast.id("hamlet");
+    const stored = () =>
+      server.db.prisma.presence.findUniqueOrThrow({ where: { user_id: hamlet } });
+    await server.db.prisma.presence.deleteMany({ where: { user_id: hamlet } });
+    expect((await report("hamlet", { status: "active" })).status).toBe(200);
+    const first = await stored();
+    // A repeat: recorded (new times, a new update number), heard by no one.
+    expect((await report("hamlet", { status: "active" })).status).toBe(200);
+    const repeat = await stored();
+    expect(repeat.last_update_id).toBeGreaterThan(first.last_update_id);
+    expect(repeat.last_connected_time.getTime()).toBeGreaterThanOrEqual(
+      first.last_connected_time.getTime(),
+    );
+    // Silent for longer than 140 s: the same status is news again.
+    const away = new Date(Date.now() - 141_000);
+    await server.db.prisma.presence.update({
+      where: { user_id: hamlet },
+      data: { last_connected_time: away, last_active_time: away },
+    });
+    expect((await report("hamlet", { status: "active" })).status).toBe(200);
+    expect((await report("hamlet", { status: "idle" })).status).toBe(200);
+    const idle = await stored();
+    expect(idle.last_active_time?.getTime()).toBeLessThan(idle.last_connected_time.getTime());
+    const reply = await server.call("GET", "/api/v1/events", {
+      ...as("iago"),
+      query: { queue_id: queue, dont_block: true },
+    });
+    expect(validateEvents(reply.body)).toEqual([]);
+    const events = (
+      reply.body.events as { user_id: number; presence: { website: { status: string } } }[]
+    )
+      .filter((event) => event.user_id === hamlet)
+      .map((event) => event.presence.website.status);
+    expect(events).toEqual(["active", "active", "idle"]);
+  });
+
   it("refuses a bad status and bots", async () => {
     expect((await report("hamlet", { status: "away" })).body).toEqual(apiError("Invalid status"));
     expect((await report("hamlet", {})).body).toMatchObject({

@@ -12,6 +12,7 @@ import {
   channelPeers,
   recordPresence,
   presenceAudience,
+  refreshPresence,
   presenceTimesJson,
   recentPresences,
 } from "../db/queries/presence";
@@ -46,8 +47,9 @@ export function legacyPresence(p: PresenceTimes) {
 
 /**
  * Records the caller's presence (`active` updates both times, `idle` only the
- * connection time) with a new update number, in one transaction; when the
- * status changed or the user was offline, the realm hears a `presence` event
+ * connection time) with a new update number: in one statement when nothing
+ * changes that others hear of, else in one transaction. When the status
+ * changed or the user was offline, the realm hears a `presence` event
  * unless its audience is over `eventsUserLimit` (Zulip's rule: such events
  * cost quadratic work in big realms, whose clients ping every minute).
  */
@@ -57,8 +59,10 @@ export async function doUpdatePresence(
   status: "active" | "idle",
   limits: { limitToAccessible: boolean; eventsUserLimit: number },
 ): Promise<void> {
+  const now = new Date();
+  // Most pings change nothing others hear of: one statement, no transaction of their own.
+  if (await refreshPresence(db, user, now, status === "active", OFFLINE_THRESHOLD_MS)) return;
   await db.transaction(async (tx) => {
-    const now = new Date();
     const { before, after } = await recordPresence(tx, user, now, status === "active");
     const changed =
       before === undefined ||

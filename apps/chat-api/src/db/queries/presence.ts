@@ -9,6 +9,41 @@ export interface PresenceTimes {
 }
 
 /**
+ * Records `user`'s ping at `now` when others would hear nothing of it: a
+ * stored presence with the same status (`active` or not) and a connection
+ * time no older than `offlineMs`. One statement, its own transaction (the
+ * row's lock makes the test and the write one step); the times and the
+ * update number change as {@link recordPresence} changes them. Returns
+ * whether it did; if not, the caller records the change with its event.
+ */
+export async function refreshPresence(
+  tx: Tx,
+  user: { id: number },
+  now: Date,
+  active: boolean,
+  offlineMs: number,
+): Promise<boolean> {
+  const result = await tx.q
+    .updateTable("presences")
+    .set({
+      last_connected_time: now,
+      ...(active ? { last_active_time: now } : {}),
+      last_update_id: sql<number>`nextval('presence_update_id_seq')`,
+    })
+    .where("user_id", "=", user.id)
+    .where("last_connected_time", ">=", new Date(now.getTime() - offlineMs))
+    .where((eb) => {
+      const wasActive = eb.and([
+        eb("last_active_time", "is not", null),
+        eb("last_active_time", ">=", eb.ref("last_connected_time")),
+      ]);
+      return active ? wasActive : eb.not(wasActive);
+    })
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/**
  * Records `userId`'s presence at `now` in one statement: the connection
  * time, the activity time too when `active` (else the stored one, or none),
  * and the next number of the realm-wide `last_update_id` counter. Returns
