@@ -22,6 +22,15 @@ describe("presence", () => {
   const report = (who: string, form: Record<string, unknown>) =>
     server.call("POST", "/api/v1/users/me/presence", { ...as(who), form });
 
+  /** A queue of `who` for presence events. */
+  const presenceQueue = async (who: string): Promise<string> =>
+    (
+      await server.call("POST", "/api/v1/register", {
+        ...as(who),
+        form: { event_types: ["presence"] },
+      })
+    ).body.queue_id as string;
+
   it("records active and idle, reported as last sent, keyed by email", async () => {
     const before = Math.floor(Date.now() / 1000);
     const hamlet = await report("hamlet", { status: "active" });
@@ -133,12 +142,7 @@ describe("presence", () => {
   });
 
   it("sends a presence event to the realm when a status changes", async () => {
-    const queue = (
-      await server.call("POST", "/api/v1/register", {
-        ...as("cordelia"),
-        form: { event_types: ["presence"] },
-      })
-    ).body.queue_id as string;
+    const queue = await presenceQueue("cordelia");
     await report("othello", { status: "idle" });
     await report("othello", { status: "idle" });
     const reply = await server.call("GET", "/api/v1/events", {
@@ -157,12 +161,7 @@ describe("presence", () => {
   });
 
   it("tells the realm of a first ping, a return after 140 s away and a new status, not of a repeat", async () => {
-    const queue = (
-      await server.call("POST", "/api/v1/register", {
-        ...as("iago"),
-        form: { event_types: ["presence"] },
-      })
-    ).body.queue_id as string;
+    const queue = await presenceQueue("iago");
     const hamlet = cast.id("hamlet");
     const stored = () =>
       server.db.prisma.presence.findUniqueOrThrow({ where: { user_id: hamlet } });
