@@ -24,6 +24,7 @@ export interface Exchange extends Client {
   id: string;
   /** The route template it matched (metrics label), `unmatched` before. */
   route: string;
+  /** Set when its connection closes before the answer ({@link observe}), then `onGone` runs. */
   gone: boolean;
 }
 
