@@ -102,17 +102,17 @@ export async function insertMessage(
   const topic = destination.kind === "channel" ? destination.topic : "";
   const rendered = await renderContent(tx, sender, content);
   const readers = new Set(recipients);
+  const readerIds = [...readers];
   const fromContent = await contentFlags(
     tx,
     rendered,
     content,
-    [...readers],
+    readerIds,
     { senderId: sender.id, channelId, topic },
     alertWords,
   );
   const flagsOf = (userId: number): bigint =>
     (userId === sender.id ? MESSAGE_FLAGS.read : 0n) | (fromContent.get(userId) ?? 0n);
-  const readerIds = [...readers];
   const message = await insertMessageRows(
     tx,
     {

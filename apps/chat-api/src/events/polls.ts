@@ -68,12 +68,7 @@ export class Watch {
     else this.finish(true);
   }
 
-  /** Its deadline has passed. */
-  expire(): void {
-    this.finish(false);
-  }
-
-  /** Forgets the wait. */
+  /** Forgets the wait (also when its deadline has passed). */
   cancel(): void {
     this.finish(false);
   }
@@ -214,7 +209,7 @@ export class Polls {
     const now = Date.now();
     let next = Infinity;
     for (const [tick, set] of this.deadlines) {
-      if (tick * TICK_MS <= now) for (const watch of set) watch.expire();
+      if (tick * TICK_MS <= now) for (const watch of set) watch.cancel();
       else if (tick < next) next = tick;
     }
     if (next !== Infinity) this.arm(next);
