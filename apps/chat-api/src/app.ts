@@ -8,7 +8,16 @@ import type { Api } from "./lib/typed-endpoint";
 import { fileRoutes } from "./routes/files";
 import { buildApi } from "./urls";
 import type { Services } from "./services";
-import { EXCHANGE, type Match, dispatcher, exchangeOf, observe, sendError } from "./dispatch";
+import {
+  EXCHANGE,
+  type Match,
+  addHeaders,
+  applyHeaders,
+  dispatcher,
+  exchangeOf,
+  observe,
+  sendError,
+} from "./dispatch";
 import { pollLane } from "./poll-lane";
 
 /**
@@ -78,15 +87,14 @@ export function createApp(
   app.disable("x-powered-by");
   app.set("etag", false);
 
-  // Request id, metrics and the access log, from one listener per request.
-  app.use((req, res, next) => {
-    res.locals[EXCHANGE] = observe(req, res, req.path, services);
-    next();
-  });
-
+  // Request id, metrics and the access log, from one listener per request; the
+  // security headers. Set on the response at once: Express may write the answer.
   const security = securityHeaders(services);
-  app.use((_req, res, next) => {
-    res.setHeaders(security);
+  app.use((req, res, next) => {
+    const exchange = observe(req, res, req.path, services);
+    res.locals[EXCHANGE] = exchange;
+    addHeaders(exchange, security);
+    applyHeaders(res, exchange);
     next();
   });
   const crossOrigin = corsMiddleware(services.config.CHAT_CORS_ORIGINS);

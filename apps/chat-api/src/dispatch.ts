@@ -26,6 +26,26 @@ export interface Exchange extends Client {
   route: string;
   /** Set when its connection closes before the answer ({@link observe}), then `onGone` runs. */
   gone: boolean;
+  /**
+   * The answer's headers so far, as name, value, name, value...: written with
+   * the status line in one `writeHead` ({@link sendJson}). Node's `setHeader`
+   * keeps a lowercased copy of each in an object first, and every answer has
+   * 18 of them; a request on Express's path has its first ones set on the
+   * response at once ({@link applyHeaders}), since Express may answer it itself.
+   */
+  headers: string[];
+}
+
+/** Adds `headers` to the answer's, in their order. */
+export function addHeaders(exchange: Exchange, headers: Iterable<[string, string]>): void {
+  for (const [name, value] of headers) exchange.headers.push(name, value);
+}
+
+/** Sets the headers noted so far on the response (for an answer Express writes) and forgets them. */
+export function applyHeaders(res: ServerResponse, exchange: Exchange): void {
+  const { headers } = exchange;
+  for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i] ?? "", headers[i + 1] ?? "");
+  exchange.headers = [];
 }
 
 /**
@@ -42,8 +62,13 @@ export function observe(
 ): Exchange {
   const given = req.headers["x-request-id"];
   const id = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
-  res.setHeader("X-Request-Id", id);
-  const exchange: Exchange = { id, route: "unmatched", gone: false, onGone: undefined };
+  const exchange: Exchange = {
+    id,
+    route: "unmatched",
+    gone: false,
+    onGone: undefined,
+    headers: ["X-Request-Id", id],
+  };
   const method = req.method ?? "";
   const stop = metrics.latency.startTimer();
   res.once("close", () => {
@@ -77,18 +102,26 @@ export function exchangeOf(res: { locals: Record<string, unknown> }): Exchange {
   return res.locals[EXCHANGE] as Exchange;
 }
 
-/** A JSON answer, written at once (what Express's `res.json` does for this API, without its checks). */
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+/**
+ * A JSON answer, written at once with the exchange's headers (what Express's
+ * `res.json` does for this API, without its checks). Headers already set on
+ * the response come first: Node's `writeHead` appends these after them.
+ */
+export function sendJson(
+  res: ServerResponse,
+  exchange: Exchange,
+  status: number,
+  body: unknown,
+): void {
   const text = stringify(body);
-  res.statusCode = status;
-  res.setHeader("Content-Type", "application/json; charset=utf-8");
-  res.setHeader("Content-Length", Buffer.byteLength(text));
+  res.writeHead(status, [
+    ...exchange.headers,
+    "Content-Type",
+    "application/json; charset=utf-8",
+    "Content-Length",
+    String(Buffer.byteLength(text)),
+  ]);
   res.end(res.req.method === "HEAD" ? undefined : text);
-}
-
-/** Sets `headers` in their order (what Express's `res.set` does with an object of strings). */
-function setHeaders(res: ServerResponse, headers: Record<string, string>): void {
-  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
 }
 
 /** Body-parser failures are the client's: a 4xx in the envelope, never a 500. */
@@ -108,10 +141,10 @@ function clientError(error: unknown): JsonableError | undefined {
 export function sendError(
   res: ServerResponse,
   error: unknown,
-  exchange: Exchange | undefined,
+  exchange: Exchange,
   logger: Logger,
 ): void {
-  const reqId = exchange?.id;
+  const reqId = exchange.id;
   if (res.headersSent) {
     // Too late for an envelope: the client sees the connection cut, not half an answer.
     logger.error({ err: error, reqId }, "failed after the answer began");
@@ -125,8 +158,8 @@ export function sendError(
   }
   const { status, headers, body } = renderError(clientError(error) ?? error);
   if (status >= 500 && status !== 503) logger.error({ err: error, reqId }, "unhandled error");
-  setHeaders(res, headers);
-  sendJson(res, status, body);
+  addHeaders(exchange, Object.entries(headers));
+  sendJson(res, exchange, status, body);
 }
 
 /**
@@ -197,15 +230,17 @@ export function dispatcher(services: Services, api: Api) {
         user = await authenticate(req.headers.authorization, context, services.auth);
       } catch (error) {
         // Failed logins count against the address, so a flood of bad keys meets 429s, not the database.
-        setHeaders(res, await services.rateLimiter.consume("ip", ip));
+        addHeaders(exchange, Object.entries(await services.rateLimiter.consume("ip", ip)));
         throw error;
       }
     }
-    setHeaders(
-      res,
-      await services.rateLimiter.consume(
-        user === undefined ? "ip" : "user",
-        user === undefined ? ip : String(user.id),
+    addHeaders(
+      exchange,
+      Object.entries(
+        await services.rateLimiter.consume(
+          user === undefined ? "ip" : "user",
+          user === undefined ? ip : String(user.id),
+        ),
       ),
     );
     if (user !== undefined) checkAccess(operation.access, user);
@@ -245,7 +280,7 @@ export function dispatcher(services: Services, api: Api) {
         }),
       );
       const ignored = [...fields.keys()].filter((name) => !read.has(name));
-      sendJson(res, 200, operation.bare ? data : renderSuccess(data, ignored));
+      sendJson(res, exchange, 200, operation.bare ? data : renderSuccess(data, ignored));
     } finally {
       // Gone already when the store took it.
       if (upload?.file !== undefined) await removeFile(upload.file.tempPath);

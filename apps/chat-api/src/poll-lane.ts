@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { parse } from "node:querystring";
-import { type Dispatcher, observe, sendError } from "./dispatch";
+import { type Dispatcher, addHeaders, observe, sendError } from "./dispatch";
 import type { Services } from "./services";
 
 /** The one URL of the lane. */
@@ -46,7 +46,7 @@ export function pollLane(
     )
       return false;
     const exchange = observe(req, res, PATH, services);
-    res.setHeaders(security);
+    addHeaders(exchange, security);
     const answer = async (): Promise<void> => {
       const found = dispatch.find("GET", "/events", exchange);
       const query = url.length > PATH.length ? parse(url.slice(PATH.length + 1)) : {};

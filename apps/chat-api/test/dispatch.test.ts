@@ -4,7 +4,83 @@ import { Writable } from "node:stream";
 import pino from "pino";
 import { request } from "undici";
 import { JsonableError } from "@repo/envelope";
-import { sendError } from "../src/dispatch";
+import { type Exchange, applyHeaders, sendError, sendJson } from "../src/dispatch";
+
+const exchange = (headers: string[] = []): Exchange => ({
+  id: "r1",
+  route: "/x",
+  gone: false,
+  onGone: undefined,
+  headers,
+});
+
+/** The raw header lines (name, value...) and body of one GET to a server running `handler`. */
+async function rawAnswer(handler: http.RequestListener) {
+  const server = http.createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  try {
+    const { port } = server.address() as AddressInfo;
+    return await new Promise<{ status: number | undefined; raw: string[]; body: string }>(
+      (resolve, reject) => {
+        http
+          .get(`http://127.0.0.1:${String(port)}/`, (response) => {
+            let body = "";
+            response.setEncoding("utf8");
+            response.on("data", (chunk: string) => (body += chunk));
+            response.on("end", () => {
+              resolve({ status: response.statusCode, raw: response.rawHeaders, body });
+            });
+          })
+          .on("error", reject);
+      },
+    );
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+describe("sendJson", () => {
+  it("writes the exchange's headers in order, then the body's type and length", async () => {
+    const reply = await rawAnswer((_req, res) => {
+      sendJson(res, exchange(["X-Request-Id", "r1", "X-Two", "2"]), 201, { a: "é" });
+    });
+    expect(reply.status).toBe(201);
+    expect(reply.body).toBe('{"a":"é"}');
+    expect(reply.raw.slice(0, 8)).toEqual([
+      "X-Request-Id",
+      "r1",
+      "X-Two",
+      "2",
+      "Content-Type",
+      "application/json; charset=utf-8",
+      "Content-Length",
+      "10",
+    ]);
+  });
+
+  it("keeps headers already set on the response first (Express's path)", async () => {
+    const reply = await rawAnswer((_req, res) => {
+      const first = exchange(["X-Request-Id", "r1"]);
+      applyHeaders(res, first);
+      res.setHeader("Vary", "Origin");
+      first.headers.push("X-RateLimit-Limit", "100");
+      sendJson(res, first, 200, {});
+    });
+    expect(reply.raw.slice(0, 10)).toEqual([
+      "X-Request-Id",
+      "r1",
+      "Vary",
+      "Origin",
+      "X-RateLimit-Limit",
+      "100",
+      "Content-Type",
+      "application/json; charset=utf-8",
+      "Content-Length",
+      "2",
+    ]);
+  });
+});
 
 describe("sendError", () => {
   const lines: string[] = [];
@@ -35,7 +111,7 @@ describe("sendError", () => {
 
   it("answers the error envelope when nothing was sent yet", async () => {
     const reply = await answer((_req, res) => {
-      sendError(res, new JsonableError("Nope"), undefined, logger);
+      sendError(res, new JsonableError("Nope"), exchange(), logger);
     });
     expect(reply).toEqual({
       status: 400,
@@ -48,12 +124,7 @@ describe("sendError", () => {
     const reply = await answer((_req, res) => {
       res.writeHead(200, { "content-length": "100" });
       res.write("{");
-      sendError(
-        res,
-        new Error("late"),
-        { id: "r1", route: "/x", gone: false, onGone: undefined },
-        logger,
-      );
+      sendError(res, new Error("late"), exchange(), logger);
     });
     expect(reply).toEqual({ failed: true });
     expect(lines.join("")).toContain("failed after the answer began");
