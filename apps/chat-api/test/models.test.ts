@@ -174,20 +174,36 @@ describe("round trips", () => {
     ).toBe("**Hello** ✨");
   });
 
-  it("Message and UserMessage, with bigint flags", async () => {
-    const message = await db.prisma.message.create({
-      data: {
-        realm_id: ids.realm,
-        sender_id: ids.iago,
-        dm_key: `${ids.hamlet},${ids.iago}`,
-        content: "psst",
-        rendered_content: "<p>psst</p>",
-        user_messages: { create: [{ user_id: ids.hamlet, flags: 2n ** 40n + 2n }] },
-      },
-      include: { user_messages: true },
+  it("Message and UserMessage, with bigint flags; the rows go with their message", async () => {
+    const create = () =>
+      db.prisma.message.create({
+        data: {
+          realm_id: ids.realm,
+          sender_id: ids.iago,
+          dm_key: `${ids.hamlet},${ids.iago}`,
+          content: "psst",
+          rendered_content: "<p>psst</p>",
+        },
+      });
+    const [message, other] = [await create(), await create()];
+    await db.prisma.userMessage.createMany({
+      data: [message, other].flatMap((m) => [
+        { user_id: ids.hamlet, message_id: m.id, flags: 2n ** 40n + 2n },
+        { user_id: ids.iago, message_id: m.id },
+      ]),
     });
     expect(message.channel_id).toBeNull();
-    expect(message.user_messages[0]?.flags).toBe(2n ** 40n + 2n);
+    const row = await db.prisma.userMessage.findUniqueOrThrow({
+      where: { user_id_message_id: { user_id: ids.hamlet, message_id: message.id } },
+    });
+    expect(row.flags).toBe(2n ** 40n + 2n);
+    // No foreign key: the trigger of the migrations deletes a message's rows with it.
+    await db.prisma.message.delete({ where: { id: message.id } });
+    const left = await db.prisma.userMessage.findMany({
+      where: { message_id: { in: [message.id, other.id] } },
+      select: { message_id: true },
+    });
+    expect(left.map((r) => r.message_id)).toEqual([other.id, other.id]);
   });
 
   it("Reminder", async () => {

@@ -24,10 +24,15 @@ function editableFlag(flag: string): bigint {
  * the messages unread again without fetching them (Zulip's feature level 121).
  */
 async function messageDetails(tx: Tx, userId: number, ids: readonly number[]) {
-  const rows = await tx.prisma.message.findMany({
-    where: { id: { in: [...ids] } },
-    include: { user_messages: { where: { user_id: userId }, select: { flags: true } } },
-  });
+  const rows = await tx.prisma.message.findMany({ where: { id: { in: [...ids] } } });
+  const flags = new Map(
+    (
+      await tx.prisma.userMessage.findMany({
+        where: { user_id: userId, message_id: { in: [...ids] } },
+        select: { message_id: true, flags: true },
+      })
+    ).map((row) => [row.message_id, row.flags]),
+  );
   const muted = new Set(
     (
       await tx.prisma.subscription.findMany({
@@ -38,7 +43,7 @@ async function messageDetails(tx: Tx, userId: number, ids: readonly number[]) {
   );
   return Object.fromEntries(
     rows.map((m) => {
-      const mentioned = ((m.user_messages[0]?.flags ?? 0n) & MENTION_FLAGS) !== 0n;
+      const mentioned = ((flags.get(m.id) ?? 0n) & MENTION_FLAGS) !== 0n;
       const detail =
         m.channel_id === null
           ? {

@@ -40,10 +40,17 @@ export type PropagateMode = "change_one" | "change_later" | "change_all";
 
 /** The caller's message `messageId` with its channel, and who has it; `Invalid message(s)` else. */
 export async function accessMessage(tx: Tx, user: AuthedUser, messageId: number) {
-  const message = await tx.prisma.message.findFirst({
-    where: { id: messageId, user_messages: { some: { user_id: user.id } } },
-    include: { channel: true },
+  const held = await tx.prisma.userMessage.findUnique({
+    where: { user_id_message_id: { user_id: user.id, message_id: messageId } },
+    select: { message_id: true },
   });
+  const message =
+    held === null
+      ? null
+      : await tx.prisma.message.findUnique({
+          where: { id: messageId },
+          include: { channel: true },
+        });
   if (message === null) throw new JsonableError("Invalid message(s)");
   return message;
 }

@@ -1,4 +1,5 @@
 import type { Tx } from "../db/kysely";
+import { receivedInTopic } from "../db/queries/messages";
 import type { Channel } from "../gen/prisma/client";
 import type { AuthedUser } from "../lib/auth";
 import { channelSlug, hashEncode } from "../lib/markdown";
@@ -49,27 +50,14 @@ export async function sendMoveNotices(
   // Whether the caller moved every message of the topic they can see.
   const all =
     move.mode === "change_all" ||
-    (await tx.prisma.message.count({
-      where: {
-        channel_id: move.from.channel.id,
-        topic: { equals: move.from.topic, mode: "insensitive" },
-        user_messages: { some: { user_id: user.id } },
-      },
-    })) === 0;
+    (await receivedInTopic(tx, user.id, move.from.channel.id, move.from.topic)) === 0;
   const post = (place: { channel: Channel; topic: string }, text: string) =>
     insertMessage(tx, bot, { kind: "channel", ...place }, text);
   const resolved = resolution(move);
   if (resolved !== undefined) {
     await post(move.to, `${who} has marked this topic as ${resolved}.`);
   } else if (edit.notifyNewThread) {
-    const before = await tx.prisma.message.count({
-      where: {
-        channel_id: move.to.channel.id,
-        topic: { equals: move.to.topic, mode: "insensitive" },
-        id: { notIn: move.ids },
-        user_messages: { some: { user_id: user.id } },
-      },
-    });
+    const before = await receivedInTopic(tx, user.id, move.to.channel.id, move.to.topic, move.ids);
     const messageUrl = `${edit.realmUrl}/#narrow/channel/${channelSlug(move.to.channel)}/topic/${hashEncode(move.to.topic)}/near/${String(firstId)}`;
     await post(
       move.to,

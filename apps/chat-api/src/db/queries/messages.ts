@@ -368,6 +368,30 @@ export async function activeHolders(
   return rows.map((row) => ({ ...row, flags: BigInt(row.flags) }));
 }
 
+/**
+ * How many messages of topic `topic` (case-insensitively) in channel
+ * `channelId` user `userId` has, leaving out `exceptIds`.
+ */
+export async function receivedInTopic(
+  tx: Tx,
+  userId: number,
+  channelId: number,
+  topic: string,
+  exceptIds: readonly number[] = [],
+): Promise<number> {
+  const row = await tx.q
+    .selectFrom("user_messages as um")
+    .innerJoin("messages as m", "m.id", "um.message_id")
+    .select((eb) => eb.fn.countAll<string>().as("count"))
+    .where("um.user_id", "=", userId)
+    .where("m.channel_id", "=", channelId)
+    // sameText's comparison, on the aliased table.
+    .where((eb) => eb(eb.fn("lower", ["m.topic"]), "=", eb.fn("lower", [eb.val(topic)])))
+    .$if(exceptIds.length > 0, (q) => q.where("m.id", "not in", [...exceptIds]))
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
 /** The alert words of `userIds`. */
 export async function alertWordsOf(
   tx: Tx,
