@@ -42,6 +42,13 @@ const CEILING: Scenario = {
   lockstep: true,
 };
 
+/**
+ * Issue 25's target scenario (50 senders x 4 to 1,000 queues), run on the
+ * bare server too: what this machine allows with no database, no
+ * authentication and no bookkeeping, for the same load.
+ */
+const TARGET: Scenario = { users: MAX_USERS, senders: 50, perSender: 4, replicas: 1 };
+
 /** BENCH_REALTIME=users:senders:perSender:replicas,...: only these scenarios; the report is not written. */
 const CHOSEN = process.env.BENCH_REALTIME?.split(",").map((spec): Scenario => {
   const [users = 0, senders = 0, perSender = 0, replicas = 1] = spec.split(":").map(Number);
@@ -228,7 +235,7 @@ async function main(): Promise<void> {
   const data = await createLoadRealm("chat_realtime", MAX_USERS, 1, () => [0]);
   const channel = data.channels[0] ?? 0;
   const outcomes: Outcome[] = [];
-  let ceiling: { ours: Outcome; bare: Outcome } | undefined;
+  let ceiling: { ours: Outcome; bare: Outcome; bareTarget: Outcome } | undefined;
   try {
     for (const scenario of SCENARIOS) {
       const servers = await startReplicas(data.url, scenario.replicas);
@@ -262,16 +269,20 @@ async function main(): Promise<void> {
       } finally {
         for (const server of servers) await server.stop();
       }
-      const port = await freePort();
-      const reference = await serve("node", [...TS, join(__dirname, "poll-reference.ts")], port, {
-        PORT: String(port),
-        BENCH_EVENT: ours.sample ?? "{}",
-      });
-      try {
-        ceiling = { ours, bare: await run(CEILING, [port], data.users, channel) };
-      } finally {
-        await reference.stop();
-      }
+      // A fresh bare server for each run: its queues start empty.
+      const onBare = async (scenario: Scenario): Promise<Outcome> => {
+        const port = await freePort();
+        const reference = await serve("node", [...TS, join(__dirname, "poll-reference.ts")], port, {
+          PORT: String(port),
+          BENCH_EVENT: ours.sample ?? "{}",
+        });
+        try {
+          return await run(scenario, [port], data.users, channel);
+        } finally {
+          await reference.stop();
+        }
+      };
+      ceiling = { ours, bare: await onBare(CEILING), bareTarget: await onBare(TARGET) };
       for (const o of [ceiling.ours, ceiling.bare])
         process.stdout.write(
           `${JSON.stringify({ ceiling: o.answerRate, messages: o.sendMs.length, sendP50: quantile(o.sendMs, 0.5), deliveryP50: quantile(o.deliveryMs, 0.5), errors: o.errors, lost: o.lost, duplicated: o.duplicated, disordered: o.disordered })}\n`,
@@ -283,12 +294,12 @@ async function main(): Promise<void> {
   }
   const ms = (v: number) => `${v.toFixed(0)} ms`;
   const sorted = (v: number[]) => [...v].sort((x, y) => x - y);
-  const rows = outcomes.map((o) => {
+  const row = (o: Outcome, server: string) => {
     const send = sorted(o.sendMs);
     const delivery = sorted(o.deliveryMs);
     const messages = o.scenario.senders * o.scenario.perSender;
     return [
-      String(o.scenario.replicas),
+      server,
       o.scenario.users.toLocaleString("en-US"),
       o.scenario.senders === 1 ? "1" : `${String(o.scenario.senders)} at once`,
       messages.toLocaleString("en-US"),
@@ -300,15 +311,21 @@ async function main(): Promise<void> {
       ms(quantile(delivery, 0.99)),
       `${String(o.errors)} / ${String(o.lost)} / ${String(o.duplicated)} / ${String(o.disordered)}`,
     ];
-  });
+  };
+  const rows = [
+    ...outcomes.map((o) =>
+      row(o, `chat-api, ${o.scenario.replicas === 1 ? "1 replica" : "2 replicas"}`),
+    ),
+    ...(ceiling === undefined ? [] : [row(ceiling.bareTarget, "bare `node:http` (reference)")]),
+  ];
   const markdown = [
     "## chat-api: real-time delivery (issue 25)",
     "",
-    `N users, each with one event queue long-polling \`GET /events\` (\`event_types=["message"]\`), all subscribed to one channel; senders post to it (each sender one message after the other, the senders at once). chat-api in production mode on PostgreSQL (rate limit off), one replica or two on the same database (listeners and senders spread over them); the long-polls in two worker threads of the load process, the sends in its main thread, over loopback. Delivery is timed from the start of the send. Every queue's events are checked. ${machine([])}.`,
+    `N users, each with one event queue long-polling \`GET /events\` (\`event_types=["message"]\`), all subscribed to one channel; senders post to it (each sender one message after the other, the senders at once). chat-api in production mode on PostgreSQL (rate limit off), one replica or two on the same database (listeners and senders spread over them), and the 50-sender scenario once more on the bare \`node:http\` server of the ceiling below (no database, no authentication: what this machine allows for that load); the long-polls in two worker threads of the load process, the sends in its main thread, over loopback. Delivery is timed from the start of the send. Every queue's events are checked. ${machine([])}.`,
     "",
     table(
       [
-        "replicas",
+        "server",
         "users = queues",
         "senders",
         "messages",
