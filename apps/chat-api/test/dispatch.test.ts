@@ -4,7 +4,8 @@ import { Writable } from "node:stream";
 import pino from "pino";
 import { request } from "undici";
 import { JsonableError } from "@repo/envelope";
-import { type Exchange, applyHeaders, sendError, sendJson } from "../src/dispatch";
+import { type Exchange, applyHeaders, observe, sendError, sendJson } from "../src/dispatch";
+import { createMetrics } from "../src/lib/metrics";
 
 const exchange = (headers: string[] = []): Exchange => ({
   id: "r1",
@@ -79,6 +80,55 @@ describe("sendJson", () => {
       "Content-Length",
       "2",
     ]);
+  });
+});
+
+describe("observe", () => {
+  it("writes one access-log line per answer, with its fields, at error level for a 5xx", async () => {
+    const lines: string[] = [];
+    const logger = pino(
+      { level: "info" },
+      new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          lines.push(chunk.toString());
+          done();
+        },
+      }),
+    );
+    const metrics = createMetrics(() => ({ total: 0, idle: 0, waiting: 0 }));
+    const statuses = [200, 503];
+    for (const status of statuses) {
+      const reply = await rawAnswer((req, res) => {
+        const exchange = observe(req, res, "/api/v1/x", { metrics, logger });
+        sendJson(res, exchange, status, {});
+      });
+      expect(reply.status).toBe(status);
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(logged).toHaveLength(2);
+    for (const [i, line] of logged.entries()) {
+      const { time, pid, hostname, responseTime, req, ...rest } = line;
+      expect([typeof time, typeof pid, typeof hostname, typeof responseTime]).toEqual([
+        "number",
+        "number",
+        "string",
+        "number",
+      ]);
+      expect(req).toEqual({
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/) as unknown,
+        method: "GET",
+        path: "/api/v1/x",
+        remoteAddress: "127.0.0.1",
+      });
+      expect(rest).toEqual({
+        level: i === 0 ? 30 : 50,
+        res: { statusCode: statuses[i] },
+        msg: "request completed",
+      });
+    }
+    const counted = await metrics.registry.getSingleMetricAsString("chat_http_requests_total");
+    expect(counted).toContain('status="503"} 1');
   });
 });
 
