@@ -3,6 +3,7 @@
  * for a load, chat-api replicas started on it, and one HTTP call as a Zulip
  * client makes it (Basic authentication, form bodies) over loopback.
  */
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Served, freePort, serve } from "@repo/bench-kit";
 import { Client } from "pg";
@@ -134,6 +135,16 @@ export async function startReplicas(url: string, replicas: number): Promise<Serv
   }
   return servers;
 }
+
+/** CPU seconds used so far by process `pid` (/proc/PID/stat: user and system jiffies). */
+export function processSeconds(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  const stat = readFileSync(`/proc/${String(pid)}/stat`, "utf8");
+  // The fields after the command name (which may hold spaces), from field 3 on.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / JIFFIES;
+}
+const JIFFIES = 100;
 
 /** What a request that got no answer (a connection error, a time-out) counts as. */
 export const NO_ANSWER: { status: number; json: Record<string, unknown> } = {

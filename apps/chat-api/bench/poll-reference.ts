@@ -3,8 +3,9 @@
  * product code): a bare `node:http` server that holds `GET /api/v1/events`
  * polls and answers every waiting one from memory, with the same bytes as
  * chat-api's message events (BENCH_EVENT, a message event chat-api sent in
- * the same run), when `POST /api/v1/messages` arrives. No authentication, no
- * database. `POST /api/v1/register` answers a queue id.
+ * the same run), when `POST /api/v1/messages` arrives; a `dont_block` poll at
+ * once. No authentication, no database. `POST /api/v1/register` answers a
+ * queue id.
  */
 import http from "node:http";
 
@@ -38,7 +39,8 @@ const server = http.createServer((req, res) => {
   if (url.pathname === "/api/v1/events") {
     const after = Number(url.searchParams.get("last_event_id") ?? -1);
     const queue = url.searchParams.get("queue_id") ?? "";
-    if ((events.at(-1)?.id ?? -1) > after) answer(res, after, queue);
+    if ((events.at(-1)?.id ?? -1) > after || url.searchParams.get("dont_block") === "true")
+      answer(res, after, queue);
     else waiting.push({ after, res, queue });
     return;
   }

@@ -12,7 +12,15 @@
 import { join } from "node:path";
 import { freePort, machine, quantile, serve, table, writeSection } from "@repo/bench-kit";
 import { Worker } from "node:worker_threads";
-import { NO_ANSWER, type User, agent, call, createLoadRealm, startReplicas } from "./load-realm";
+import {
+  NO_ANSWER,
+  type User,
+  agent,
+  call,
+  createLoadRealm,
+  processSeconds,
+  startReplicas,
+} from "./load-realm";
 import { type FromWorker, type PollJob, type ToWorker, now } from "./poll-worker";
 
 const DOCS = join(__dirname, "../../../docs/benchmarks.md");
@@ -48,6 +56,52 @@ const CEILING: Scenario = {
  * authentication and no bookkeeping, for the same load.
  */
 const TARGET: Scenario = { users: MAX_USERS, senders: 50, perSender: 4, replicas: 1 };
+
+/** The cost of one poll: polls answered at once (`dont_block`, nothing queued), per user after a warm-up. */
+const POLL_COST = { users: 50, warmup: 100, polls: 400 };
+
+/** What one poll costs a server, in its CPU. */
+interface PollCost {
+  /** Microseconds of the server process's CPU (all its threads) per poll. */
+  micros: number;
+  polls: number;
+  failures: number;
+}
+
+/**
+ * {@link POLL_COST}'s polls on the server at `port` (process `pid`): each of
+ * the users registers a queue and polls it without waiting, one poll after
+ * the other, the users at once.
+ */
+async function pollCost(port: number, pid: number | undefined, users: User[]): Promise<PollCost> {
+  const chosen = users.slice(0, POLL_COST.users);
+  const queues = await Promise.all(
+    chosen.map(async (user) => {
+      const reply = await call(port, user, "POST", "/register", { event_types: '["message"]' });
+      if (reply.status !== 200) throw new Error(`register: ${String(reply.status)}`);
+      return String(reply.json.queue_id);
+    }),
+  );
+  let failures = 0;
+  const polls = (count: number) =>
+    Promise.all(
+      chosen.map(async (user, i) => {
+        for (let n = 0; n < count; n++) {
+          const reply = await call(port, user, "GET", "/events", {
+            queue_id: queues[i] ?? "",
+            last_event_id: "-1",
+            dont_block: "true",
+          });
+          if (reply.status !== 200 || !Array.isArray(reply.json.events)) failures += 1;
+        }
+      }),
+    );
+  await polls(POLL_COST.warmup);
+  const before = processSeconds(pid);
+  await polls(POLL_COST.polls);
+  const count = POLL_COST.polls * chosen.length;
+  return { micros: ((processSeconds(pid) - before) * 1e6) / count, polls: count, failures };
+}
 
 /** BENCH_REALTIME=users:senders:perSender:replicas,...: only these scenarios; the report is not written. */
 const CHOSEN = process.env.BENCH_REALTIME?.split(",").map((spec): Scenario => {
@@ -235,7 +289,9 @@ async function main(): Promise<void> {
   const data = await createLoadRealm("chat_realtime", MAX_USERS, 1, () => [0]);
   const channel = data.channels[0] ?? 0;
   const outcomes: Outcome[] = [];
-  let ceiling: { ours: Outcome; bare: Outcome; bareTarget: Outcome } | undefined;
+  let ceiling:
+    | { ours: Outcome; bare: Outcome; bareTarget: Outcome; cost: PollCost; bareCost: PollCost }
+    | undefined;
   try {
     for (const scenario of SCENARIOS) {
       const servers = await startReplicas(data.url, scenario.replicas);
@@ -259,6 +315,7 @@ async function main(): Promise<void> {
     if (CHOSEN === undefined || process.env.BENCH_CEILING === "1") {
       const servers = await startReplicas(data.url, 1);
       let ours: Outcome;
+      let cost: PollCost;
       try {
         ours = await run(
           CEILING,
@@ -266,23 +323,37 @@ async function main(): Promise<void> {
           data.users,
           channel,
         );
+        const [server] = servers;
+        if (server === undefined) throw new Error("no replica");
+        cost = await pollCost(server.port, server.child.pid, data.users);
       } finally {
         for (const server of servers) await server.stop();
       }
       // A fresh bare server for each run: its queues start empty.
-      const onBare = async (scenario: Scenario): Promise<Outcome> => {
+      const onBare = async <T>(
+        measure: (port: number, pid: number | undefined) => Promise<T>,
+      ): Promise<T> => {
         const port = await freePort();
         const reference = await serve("node", [...TS, join(__dirname, "poll-reference.ts")], port, {
           PORT: String(port),
           BENCH_EVENT: ours.sample ?? "{}",
         });
         try {
-          return await run(scenario, [port], data.users, channel);
+          return await measure(port, reference.child.pid);
         } finally {
           await reference.stop();
         }
       };
-      ceiling = { ours, bare: await onBare(CEILING), bareTarget: await onBare(TARGET) };
+      ceiling = {
+        ours,
+        bare: await onBare((port) => run(CEILING, [port], data.users, channel)),
+        bareTarget: await onBare((port) => run(TARGET, [port], data.users, channel)),
+        cost,
+        bareCost: await onBare((port, pid) => pollCost(port, pid, data.users)),
+      };
+      process.stdout.write(
+        `${JSON.stringify({ pollCost: ceiling.cost, bare: ceiling.bareCost })}\n`,
+      );
       for (const o of [ceiling.ours, ceiling.bare])
         process.stdout.write(
           `${JSON.stringify({ ceiling: o.answerRate, messages: o.sendMs.length, sendP50: quantile(o.sendMs, 0.5), deliveryP50: quantile(o.deliveryMs, 0.5), errors: o.errors, lost: o.lost, duplicated: o.duplicated, disordered: o.disordered })}\n`,
@@ -348,7 +419,10 @@ async function main(): Promise<void> {
             const rate = (o: Outcome) => o.answerRate.toFixed(0);
             const check = (o: Outcome) =>
               `${String(o.errors)} / ${String(o.lost)} / ${String(o.duplicated)} / ${String(o.disordered)}`;
-            return `The ceiling: for ${String(CEILING.seconds)} s, one sender posts to ${CEILING.users.toLocaleString("en-US")} long-polls, each message once every listener has the one before (one message per poll answer, the same bytes); poll answers per second of sending. chat-api: ${rate(ours)}/s (${String(ours.sendMs.length)} messages; errors / lost / duplicated / out of order ${check(ours)}). A bare \`node:http\` server holding the same polls and answering them from memory with the same bytes (bench/poll-reference.ts), same load in the same run: ${rate(bare)}/s (${String(bare.sendMs.length)} messages; ${check(bare)}). chat-api: **${(ours.answerRate / bare.answerRate).toFixed(2)}x** the ceiling.`;
+            const { cost, bareCost } = ceiling;
+            const micros = (c: PollCost) => `${c.micros.toFixed(0)} µs`;
+            const costLine = `A poll answered at once (\`dont_block\`, its queue empty; ${String(POLL_COST.users)} users polling one after the other, ${String(POLL_COST.polls)} polls each after ${String(POLL_COST.warmup)} to warm up), in the server process's CPU: chat-api ${micros(cost)} (${String(cost.failures)} failed of ${String(cost.polls)}), the bare server ${micros(bareCost)} (${String(bareCost.failures)} failed): **${(cost.micros / bareCost.micros).toFixed(1)}x** its cost.`;
+            return `${costLine}\n\nThe ceiling: for ${String(CEILING.seconds)} s, one sender posts to ${CEILING.users.toLocaleString("en-US")} long-polls, each message once every listener has the one before (one message per poll answer, the same bytes); poll answers per second of sending. chat-api: ${rate(ours)}/s (${String(ours.sendMs.length)} messages; errors / lost / duplicated / out of order ${check(ours)}). A bare \`node:http\` server holding the same polls and answering them from memory with the same bytes (bench/poll-reference.ts), same load in the same run: ${rate(bare)}/s (${String(bare.sendMs.length)} messages; ${check(bare)}). chat-api: **${(ours.answerRate / bare.answerRate).toFixed(2)}x** the ceiling.`;
           })(),
         ]),
   ].join("\n");

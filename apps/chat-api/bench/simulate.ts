@@ -24,7 +24,7 @@ import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { machine, quantile, table, writeSection } from "@repo/bench-kit";
-import { agent, createLoadRealm, startReplicas } from "./load-realm";
+import { agent, createLoadRealm, processSeconds, startReplicas } from "./load-realm";
 import {
   PRESENCE_SECONDS,
   REQUEST_TIMEOUT_MS,
@@ -59,16 +59,6 @@ function cpuTimes(): { busy: number; total: number } {
   const idle = (values[3] ?? 0) + (values[4] ?? 0);
   return { busy: total - idle, total };
 }
-
-/** CPU seconds used so far by process `pid` (/proc/PID/stat: user and system jiffies). */
-function processSeconds(pid: number | undefined): number {
-  if (pid === undefined) return 0;
-  const stat = readFileSync(`/proc/${String(pid)}/stat`, "utf8");
-  // The fields after the command name (which may hold spaces), from field 3 on.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / JIFFIES;
-}
-const JIFFIES = 100;
 
 /** CPU seconds this process has used. */
 function ownSeconds(): number {
