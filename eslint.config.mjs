@@ -44,6 +44,12 @@ export default tseslint.config(
         },
         {
           selector:
+            "ObjectExpression:has(> Property[key.name='equals']):has(> Property[key.name='mode']:matches([value.value='insensitive'], [value.expression.value='insensitive']))",
+          message:
+            "Prisma writes this as ILIKE with % and _ as wildcards: use caselessEquals(value) (src/db/queries/text.ts).",
+        },
+        {
+          selector:
             "MemberExpression[object.property.name='sql'][property.name=/^(query|run|exec|transaction|withSession)$/]",
           message:
             "db.sql is for migrations and LISTEN; statements are Kysely's (src/db/queries) or Prisma's.",

@@ -181,6 +181,9 @@ describe("GET /api/v1/users/{user_id} and /users/{email}", () => {
       encodeURIComponent(other.outsider.email),
       "999999",
       "x%40y.z",
+      // Pattern characters are compared as written: `%` is no address at all.
+      "%25",
+      encodeURIComponent("_ordelia@example.com"),
     ]) {
       const reply = await server.call("GET", `/api/v1/users/${ref}`, as("hamlet"));
       expect(reply.status).toBe(400);

@@ -120,6 +120,18 @@ describe("POST /api/v1/bots", () => {
     );
   });
 
+  it("compares names and usernames as written: `_` and `%` are no wildcards", async () => {
+    const first = await create("cordelia", { full_name: "PatternXbot 100", short_name: "patxa" });
+    expect(first.status).toBe(200);
+    // As LIKE patterns these would match the first bot's name and address.
+    const second = await create("cordelia", { full_name: "Pattern_bot 100%", short_name: "pat_a" });
+    expect(second.body).toMatchObject({ result: "success" });
+    const other = await create("cordelia", { full_name: "Pattern_bot%", short_name: "other_a" });
+    expect(other.body).toMatchObject({ result: "success" });
+    const same = await create("cordelia", { full_name: "Another", short_name: "PAT_A" });
+    expect(same.body).toMatchObject({ result: "error", msg: "Username already in use" });
+  });
+
   it.each([
     [{ full_name: "A", short_name: "helper" }, "Username already in use"],
     [{ full_name: "Cordelia's helper", short_name: "other" }, "Name is already in use!"],

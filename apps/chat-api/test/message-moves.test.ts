@@ -211,6 +211,23 @@ describe("moving messages to another channel", () => {
     expect((await topicMessages("othello", "Verona", "market")).map((m) => m.id)).toEqual([first]);
   });
 
+  it("takes the topic named, not topics its `_` or `%` would match as a pattern", async () => {
+    const patterned = await send("hamlet", "Verona", "off_50%", "patterned");
+    const lookalike = await send("hamlet", "Verona", "offX50 and more", "lookalike");
+    const reply = await patch("hamlet", patterned, {
+      stream_id: String(channels.Scotland),
+      propagate_mode: "change_all",
+      send_notification_to_new_thread: "false",
+      send_notification_to_old_thread: "false",
+    });
+    expect(reply.status).toBe(200);
+    expect((await topicMessages("othello", "Scotland", "off_50%")).map((m) => m.id)).toEqual([
+      patterned,
+    ]);
+    const stayed = await topicMessages("othello", "Verona", "offX50 and more");
+    expect(stayed.map((m) => m.id)).toEqual([lookalike]);
+  });
+
   it("says nothing when asked not to", async () => {
     const only = await send("hamlet", "Verona", "quiet", "shh");
     await patch("hamlet", only, {

@@ -6,6 +6,7 @@ import { BotType, createAccount, doRegenerateApiKey } from "./accounts";
 import type { AuthedUser } from "../lib/auth";
 import { codePoints } from "../lib/text";
 import { hasRealmPermission } from "./user-groups";
+import { caselessEquals } from "../db/queries/text";
 
 /** What POST /bots asks for, parsed. */
 export interface NewBot {
@@ -46,14 +47,14 @@ export async function doCreateBot(
     if (!(await hasRealmPermission(tx, owner.realm_id, "can_create_bots_group_id", owner.id)))
       throw new InsufficientPermissionError();
     const taken = await tx.prisma.user.findFirst({
-      where: { realm_id: owner.realm_id, email: { equals: email, mode: "insensitive" } },
+      where: { realm_id: owner.realm_id, email: caselessEquals(email) },
     });
     if (taken !== null) throw new JsonableError("Username already in use");
     const sameName = await tx.prisma.user.findFirst({
       where: {
         realm_id: owner.realm_id,
         is_bot: true,
-        full_name: { equals: fullName, mode: "insensitive" },
+        full_name: caselessEquals(fullName),
       },
     });
     if (sameName !== null) throw new JsonableError("Name is already in use!");

@@ -4,6 +4,7 @@ import type { ChannelFolder } from "../gen/prisma/client";
 import { renderPlain } from "../lib/render";
 import { codePoints } from "../lib/text";
 import { isUniqueViolation } from "./realm-config";
+import { caselessEquals } from "../db/queries/text";
 
 /** Limits of a channel folder's name and description. */
 export const MAX_FOLDER_NAME_LENGTH = 60;
@@ -46,7 +47,7 @@ export async function doCreateChannelFolder(
   try {
     return await db.transaction(async (tx) => {
       const taken = await tx.prisma.channelFolder.findFirst({
-        where: { realm_id: creator.realm_id, name: { equals: trimmed, mode: "insensitive" } },
+        where: { realm_id: creator.realm_id, name: caselessEquals(trimmed) },
       });
       if (taken !== null) throw duplicate;
       const last = await tx.prisma.channelFolder.aggregate({

@@ -17,6 +17,7 @@ import { Role, isAdministrator, isOwner } from "../lib/roles";
 import { accessChannelById } from "./channels";
 import { hasRealmPermission } from "./user-groups";
 import { lockRealm } from "../db/queries/realms";
+import { caselessEquals } from "../db/queries/text";
 
 /** Pending invitations (accepted and revoked ones keep their rows with another status). */
 const PENDING = 0;
@@ -173,7 +174,7 @@ export async function doInviteUsers(
   const existing = await db.prisma.user.findMany({
     where: {
       realm_id: user.realm_id,
-      OR: addresses.map((a) => ({ delivery_email: { equals: a, mode: "insensitive" as const } })),
+      OR: addresses.map((a) => ({ delivery_email: caselessEquals(a) })),
     },
     select: { delivery_email: true, is_active: true },
   });

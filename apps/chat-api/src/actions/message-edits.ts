@@ -19,6 +19,7 @@ import { type Move, sendMoveNotices } from "./move-notices";
 import { contentFlags, renderContent } from "./render";
 import { linkMessageFiles } from "./uploads";
 import { isGroupMember } from "./user-groups";
+import { caselessEquals } from "../db/queries/text";
 
 /** How long after sending its sender may edit a message's content (the realm's 600 s). */
 export const MESSAGE_CONTENT_EDIT_LIMIT_SECONDS = 600;
@@ -121,7 +122,7 @@ async function movedMessages(
   const rows = await tx.prisma.message.findMany({
     where: {
       channel_id: message.channel.id,
-      topic: { equals: message.topic, mode: "insensitive" },
+      topic: caselessEquals(message.topic),
       ...(mode === "change_later" ? { id: { gte: message.id } } : {}),
     },
     select: { id: true },

@@ -9,6 +9,7 @@ import {
   referencedNames,
   renderMarkdown,
 } from "../lib/markdown";
+import { caselessEquals } from "../db/queries/text";
 
 /** Who renders: the realm, and the viewer whose channels a link may name. */
 export interface RenderAuthor {
@@ -29,8 +30,7 @@ export async function renderContext(
   content: string,
 ): Promise<RenderContext> {
   const names = referencedNames(content);
-  const insensitive = (list: string[]) =>
-    list.map((name) => ({ equals: name, mode: "insensitive" as const }));
+  const insensitive = (list: string[]) => list.map(caselessEquals);
   const [people, groups, channels, linkifiers] = await Promise.all([
     names.people.length === 0 && names.ids.length === 0
       ? []
@@ -137,7 +137,7 @@ export async function contentFlags(
     const participants = await tx.prisma.message.findMany({
       where: {
         channel_id: where.channelId,
-        topic: { equals: where.topic, mode: "insensitive" },
+        topic: caselessEquals(where.topic),
         sender_id: { in: [...recipients] },
       },
       select: { sender_id: true },

@@ -4,6 +4,7 @@ import { JsonableError } from "@repo/envelope";
 import type { CustomProfileFieldValue, User } from "../gen/prisma/client";
 import type { AuthedUser } from "../lib/auth";
 import { isAdministrator, isGuest, isOwner } from "../lib/roles";
+import { caselessEquals } from "../db/queries/text";
 
 /** A user as GET /users and GET /users/me describe one (Zulip's user dictionary). */
 export interface UserView {
@@ -138,7 +139,7 @@ export async function userByRef(
 ): Promise<UserView> {
   const admin = isAdministrator(viewer.role);
   const byAddress = (column: "email" | "delivery_email") => ({
-    [column]: { equals: String(ref), mode: "insensitive" as const },
+    [column]: caselessEquals(String(ref)),
   });
   const row = await db.prisma.user.findFirst({
     where: {
