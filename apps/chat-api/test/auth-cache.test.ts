@@ -4,7 +4,7 @@
  */
 import type { Database } from "../src/db/database";
 import type { KyselyPlugin } from "kysely";
-import { AuthCache } from "../src/lib/auth";
+import { AuthCache, authenticate } from "../src/lib/auth";
 import { freshDatabase } from "./support/database";
 
 let db: Database;
@@ -67,5 +67,37 @@ describe("AuthCache", () => {
       undefined,
     ]);
     expect(counter.lookups).toBe(1);
+  });
+});
+
+describe("authenticate", () => {
+  const basic = (email: string, key: string) =>
+    `Basic ${Buffer.from(`${email}:${key}`).toString("base64")}`;
+
+  it("checks the key on every request, though it decodes a header once", async () => {
+    const cordelia = await db.prisma.user.findFirstOrThrow({
+      where: { email: "cordelia@example.com" },
+    });
+    const realm = await db.prisma.realm.findUniqueOrThrow({ where: { id: cordelia.realm_id } });
+    const context = { subdomain: realm.subdomain, realm };
+    const { cache } = countingCache();
+    const header = basic(cordelia.email, cordelia.api_key);
+    for (let i = 0; i < 2; i++)
+      expect((await authenticate(header, context, cache)).id).toBe(cordelia.id);
+    // A new key: the same header, decoded before, opens nothing any more.
+    await db.prisma.user.update({
+      where: { id: cordelia.id },
+      data: { api_key: "N".repeat(32) },
+    });
+    cache.invalidate({ user: cordelia.id });
+    await expect(authenticate(header, context, cache)).rejects.toThrow("Invalid API key");
+    expect((await authenticate(basic(cordelia.email, "N".repeat(32)), context, cache)).id).toBe(
+      cordelia.id,
+    );
+    // A header that does not decode is refused every time.
+    for (let i = 0; i < 2; i++)
+      await expect(authenticate("Basic %%%", context, cache)).rejects.toThrow(
+        "Invalid authorization header for basic auth",
+      );
   });
 });

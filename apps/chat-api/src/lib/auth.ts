@@ -117,13 +117,31 @@ export function parseBasicAuth(header: string | undefined): { email: string; api
   return { email: decoded.slice(0, colon).trim(), apiKey: decoded.slice(colon + 1).trim() };
 }
 
+/**
+ * Headers already decoded (a client sends the same one with every request;
+ * 4-6 µs of a poll's 73 µs of CPU went to decoding it again). A pure
+ * function's results, so shared by every server of the process; at most
+ * 10,000, the least recently used go first. Only the decoding is kept: the
+ * key is looked up and checked on every request.
+ */
+const decoded = new LRUCache<string, { email: string; apiKey: string }>({ max: 10_000 });
+
+/** {@link parseBasicAuth}, remembered for the headers it accepted. */
+function credentialsOf(header: string | undefined): { email: string; apiKey: string } {
+  const known = header === undefined ? undefined : decoded.get(header);
+  if (known !== undefined) return known;
+  const credentials = parseBasicAuth(header);
+  if (header !== undefined) decoded.set(header, credentials);
+  return credentials;
+}
+
 /** Authenticates a request exactly as the contract's table says, in its order. */
 export async function authenticate(
   header: string | undefined,
   context: RealmContext,
   cache: AuthCache,
 ): Promise<AuthedUser> {
-  const { email, apiKey } = parseBasicAuth(header);
+  const { email, apiKey } = credentialsOf(header);
   if (!API_KEY.test(apiKey)) throw new UnauthorizedError("Malformed API key");
   const user = await cache.lookup(apiKey);
   const claimed = email.toLowerCase();
