@@ -41,6 +41,21 @@ async function rawAnswer(handler: http.RequestListener) {
   }
 }
 
+/** A logger at info level whose lines are kept in `lines`. */
+function capturingLogger() {
+  const lines: string[] = [];
+  const logger = pino(
+    { level: "info" },
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    }),
+  );
+  return { lines, logger };
+}
+
 describe("sendJson", () => {
   it("writes the exchange's headers in order, then the body's type and length", async () => {
     const reply = await rawAnswer((_req, res) => {
@@ -85,16 +100,7 @@ describe("sendJson", () => {
 
 describe("observe", () => {
   it("writes one access-log line per answer, with its fields, at error level for a 5xx", async () => {
-    const lines: string[] = [];
-    const logger = pino(
-      { level: "info" },
-      new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          lines.push(chunk.toString());
-          done();
-        },
-      }),
-    );
+    const { lines, logger } = capturingLogger();
     const metrics = createMetrics(() => ({ total: 0, idle: 0, waiting: 0 }));
     const statuses = [200, 503];
     for (const status of statuses) {
@@ -133,16 +139,7 @@ describe("observe", () => {
 });
 
 describe("sendError", () => {
-  const lines: string[] = [];
-  const logger = pino(
-    { level: "info" },
-    new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    }),
-  );
+  const { lines, logger } = capturingLogger();
 
   async function answer(handler: http.RequestListener) {
     const server = http.createServer(handler);

@@ -5,12 +5,12 @@ import type { Channel, Message } from "../gen/prisma/client";
 import { sendEvent } from "../events/queue";
 import {
   type EditEntry,
-  activeHolders,
   appendEditHistory,
   longestEditHistory,
   moveRecipients,
   setContentFlags,
 } from "../db/queries/messages";
+import { activeHolders } from "../db/queries/user-messages";
 import type { AuthedUser } from "../lib/auth";
 import { CONTENT_FLAGS, MESSAGE_FLAGS } from "../lib/message-flags";
 import { Role, isAdministrator, isGuest } from "../lib/roles";

@@ -1,5 +1,6 @@
 import type { Database } from "../db/database";
-import { type EditEntry, activeHolders } from "../db/queries/messages";
+import type { EditEntry } from "../db/queries/messages";
+import { activeHolders } from "../db/queries/user-messages";
 import type { AuthedUser } from "../lib/auth";
 import { MESSAGE_FLAGS } from "../lib/message-flags";
 import { accessMessage } from "./message-edits";

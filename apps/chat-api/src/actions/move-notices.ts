@@ -1,5 +1,5 @@
 import type { Tx } from "../db/kysely";
-import { receivedInTopic } from "../db/queries/messages";
+import { receivedInTopic } from "../db/queries/user-messages";
 import type { Channel } from "../gen/prisma/client";
 import type { AuthedUser } from "../lib/auth";
 import { channelSlug, hashEncode } from "../lib/markdown";

@@ -6,7 +6,7 @@ import type { AuthedUser } from "../lib/auth";
 import { isUnicodeEmoji, isUnicodeEmojiCode, unicodeEmojiCode } from "../lib/emoji";
 import { checkCap } from "./caps";
 import { lockUser } from "../db/queries/users";
-import { activeHolders } from "../db/queries/messages";
+import { activeHolders } from "../db/queries/user-messages";
 
 /** Zulip's kinds of reaction emoji. */
 export type ReactionType = "unicode_emoji" | "realm_emoji" | "zulip_extra_emoji";

@@ -343,55 +343,6 @@ export async function insertMessageRows(
   return row;
 }
 
-/**
- * The active users who have one of the messages `ids` (their recipients),
- * ascending; without `exceptUserId`. Each with their flags on the first of
- * `ids` they have and their settings (read receipts ask for them).
- */
-export async function activeHolders(
-  tx: Tx,
-  ids: readonly number[],
-  exceptUserId?: number,
-): Promise<{ user_id: number; flags: bigint; settings: unknown }[]> {
-  if (ids.length === 0) return [];
-  const rows = await tx.q
-    .selectFrom("user_messages as um")
-    .innerJoin("users as u", "u.id", "um.user_id")
-    .distinctOn("um.user_id")
-    .select(["um.user_id", "um.flags", "u.settings"])
-    .where("um.message_id", "in", [...ids])
-    .where("u.is_active", "=", true)
-    .$if(exceptUserId !== undefined, (q) => q.where("um.user_id", "!=", exceptUserId ?? 0))
-    .orderBy("um.user_id")
-    .orderBy("um.message_id")
-    .execute();
-  return rows.map((row) => ({ ...row, flags: BigInt(row.flags) }));
-}
-
-/**
- * How many messages of topic `topic` (case-insensitively) in channel
- * `channelId` user `userId` has, leaving out `exceptIds`.
- */
-export async function receivedInTopic(
-  tx: Tx,
-  userId: number,
-  channelId: number,
-  topic: string,
-  exceptIds: readonly number[] = [],
-): Promise<number> {
-  const row = await tx.q
-    .selectFrom("user_messages as um")
-    .innerJoin("messages as m", "m.id", "um.message_id")
-    .select((eb) => eb.fn.countAll<string>().as("count"))
-    .where("um.user_id", "=", userId)
-    .where("m.channel_id", "=", channelId)
-    // sameText's comparison, on the aliased table.
-    .where((eb) => eb(eb.fn("lower", ["m.topic"]), "=", eb.fn("lower", [eb.val(topic)])))
-    .$if(exceptIds.length > 0, (q) => q.where("m.id", "not in", [...exceptIds]))
-    .executeTakeFirstOrThrow();
-  return Number(row.count);
-}
-
 /** The alert words of `userIds`. */
 export async function alertWordsOf(
   tx: Tx,
