@@ -3,6 +3,7 @@
  * by user); the rows are written with their message (`messages.ts`).
  */
 import type { Tx } from "../kysely";
+import { sameText } from "./text";
 
 /**
  * The active users who have one of the messages `ids` (their recipients),
@@ -46,8 +47,7 @@ export async function receivedInTopic(
     .select((eb) => eb.fn.countAll<string>().as("count"))
     .where("um.user_id", "=", userId)
     .where("m.channel_id", "=", channelId)
-    // sameText's comparison, on the aliased table.
-    .where((eb) => eb(eb.fn("lower", ["m.topic"]), "=", eb.fn("lower", [eb.val(topic)])))
+    .where((eb) => sameText(eb, "m.topic", topic))
     .$if(exceptIds.length > 0, (q) => q.where("m.id", "not in", [...exceptIds]))
     .executeTakeFirstOrThrow();
   return Number(row.count);
