@@ -2,7 +2,7 @@ import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
 import type { Channel, Message } from "../gen/prisma/client";
-import { sendEvents } from "../events/queue";
+import { logRows } from "../events/queue";
 import type { MessageSource } from "../events/shape";
 import type { AuthedUser } from "../lib/auth";
 import { codePoints } from "../lib/text";
@@ -12,15 +12,18 @@ import { MAX_TOPIC_LENGTH } from "./channel-settings";
 import { canSee } from "./channels";
 import { findUsers } from "./user-lookup";
 import { contentFlags, renderContent } from "./render";
-import { linkMessageFiles } from "./uploads";
+import { linkMessageFiles, linkedPathIds } from "./uploads";
 import { gravatarUrl } from "./user-view";
 import { channelPosting } from "../db/queries/channels";
 import {
+  type NewMessage,
   type ReactionView,
   channelRecipients,
   insertMessageRows,
   messageRows,
+  newMessageId,
 } from "../db/queries/messages";
+import type { NewEvent } from "../db/queries/events";
 
 /** `max_message_length`: longer content is cut, as Zulip does. */
 export const MAX_MESSAGE_LENGTH = 10_000;
@@ -81,6 +84,111 @@ export function checkTopic(topic: string): string {
 }
 
 /**
+ * A new message worked out by reads (its recipients, its HTML, their flags,
+ * its id): what {@link writeMessage} stores in one statement.
+ */
+interface PreparedMessage {
+  message: NewMessage;
+  readers: number[];
+  flags: bigint[];
+  events: NewEvent[];
+}
+
+/**
+ * Reads what a new message needs: its recipients (a channel's subscribers
+ * with their alert words; a direct message's people), its rendering, the
+ * flags it gives each recipient, a new id, and its events. The reads that do
+ * not depend on each other go at once: on a `Database` (outside a
+ * transaction) each on a connection of its own, so a send waits for one
+ * round trip where it waited for three.
+ */
+async function prepareMessage(
+  tx: Tx,
+  sender: Sender,
+  destination: Destination,
+  content: string,
+): Promise<PreparedMessage> {
+  const channelId = destination.kind === "channel" ? destination.channel.id : null;
+  const topic = destination.kind === "channel" ? destination.topic : "";
+  const dmKey =
+    destination.kind === "direct"
+      ? [...new Set([...destination.userIds, sender.id])].sort((a, b) => a - b).join(",")
+      : null;
+  const [audience, rendered, fresh, people] = await Promise.all([
+    // A channel's subscribers come with their alert words (one statement); a direct
+    // message's recipients' words are read with its flags.
+    destination.kind === "channel"
+      ? channelRecipients(tx, destination.channel.id)
+      : { ids: [...new Set([...destination.userIds, sender.id])], alertWords: undefined },
+    renderContent(tx, sender, content),
+    newMessageId(tx, sender.realm_id),
+    dmPeople(tx, [{ dm_key: dmKey }]),
+  ]);
+  const readers = [...new Set(audience.ids)];
+  const fromContent = await contentFlags(
+    tx,
+    rendered,
+    content,
+    readers,
+    { senderId: sender.id, channelId, topic },
+    audience.alertWords,
+  );
+  const flagsOf = (userId: number): bigint =>
+    (userId === sender.id ? MESSAGE_FLAGS.read : 0n) | (fromContent.get(userId) ?? 0n);
+  const message: NewMessage = {
+    id: fresh.id,
+    realm_id: sender.realm_id,
+    sender_id: sender.id,
+    channel_id: channelId,
+    topic,
+    dm_key: dmKey,
+    content,
+    rendered_content: rendered.html,
+    date_sent: new Date(),
+  };
+  // The event's message object from what the send holds (a new message has no reactions).
+  const view = messageView(
+    {
+      ...message,
+      last_edit_time: null,
+      sender_email: sender.email,
+      sender_full_name: sender.full_name,
+      sender_delivery_email: sender.delivery_email,
+      realm_subdomain: fresh.realm_subdomain,
+      channel_name: destination.kind === "channel" ? destination.channel.name : null,
+      reactions: [],
+    },
+    people,
+    { clientGravatar: true, applyMarkdown: true },
+  );
+  // Each queue gets the content as it asked (HTML or Markdown) and avatars as
+  // it asked: the stored event carries both forms (events/shape.ts).
+  const source: MessageSource = { content, avatar_url: gravatarUrl(sender.delivery_email) };
+  // One event per distinct set of flags (most recipients share none).
+  const byFlags = new Map<bigint, number[]>();
+  for (const id of readers) {
+    const bits = flagsOf(id);
+    const same = byFlags.get(bits);
+    if (same === undefined) byFlags.set(bits, [id]);
+    else same.push(id);
+  }
+  const events = logRows(
+    [...byFlags].map(([bits, userIds]) => ({
+      userIds,
+      event: { type: "message", message: view, flags: flagNames(bits), source },
+    })),
+  );
+  return { message, readers, flags: readers.map(flagsOf), events };
+}
+
+/** Stores a prepared message, its recipients' rows and its events: one statement. */
+async function writeMessage(tx: Tx, prepared: PreparedMessage): Promise<number> {
+  const { message, readers, flags, events } = prepared;
+  await insertMessageRows(tx, message, readers, flags, events);
+  return message.id;
+}
+
+/**
  * Stores a message inside `tx` with its per-recipient rows (unread for
  * everyone but the sender) and sends each recipient a `message` event with
  * their flags. Returns the message id.
@@ -91,79 +199,31 @@ export async function insertMessage(
   destination: Destination,
   content: string,
 ): Promise<number> {
-  // A channel's subscribers come with their alert words (one statement); a direct
-  // message's recipients' words are read with its flags.
-  let recipients: number[];
-  let alertWords: { user_id: number; word: string }[] | undefined;
-  if (destination.kind === "channel")
-    ({ ids: recipients, alertWords } = await channelRecipients(tx, destination.channel.id));
-  else recipients = [...new Set([...destination.userIds, sender.id])];
-  const channelId = destination.kind === "channel" ? destination.channel.id : null;
-  const topic = destination.kind === "channel" ? destination.topic : "";
-  const rendered = await renderContent(tx, sender, content);
-  const readers = new Set(recipients);
-  const readerIds = [...readers];
-  const fromContent = await contentFlags(
-    tx,
-    rendered,
-    content,
-    readerIds,
-    { senderId: sender.id, channelId, topic },
-    alertWords,
-  );
-  const flagsOf = (userId: number): bigint =>
-    (userId === sender.id ? MESSAGE_FLAGS.read : 0n) | (fromContent.get(userId) ?? 0n);
-  const message = await insertMessageRows(
-    tx,
-    {
-      realm_id: sender.realm_id,
-      sender_id: sender.id,
-      channel_id: channelId,
-      topic,
-      dm_key:
-        destination.kind === "direct" ? [...recipients].sort((a, b) => a - b).join(",") : null,
-      content,
-      rendered_content: rendered.html,
-    },
-    readerIds,
-    readerIds.map(flagsOf),
-  );
-  await linkMessageFiles(tx, sender, message.id, content, false);
-  // The event's message object from what the send holds (a new message has no reactions).
-  const view = messageView(
-    {
-      ...message,
-      sender_email: sender.email,
-      sender_full_name: sender.full_name,
-      sender_delivery_email: sender.delivery_email,
-      channel_name: destination.kind === "channel" ? destination.channel.name : null,
-      reactions: [],
-    },
-    await dmPeople(tx, [message]),
-    { clientGravatar: true, applyMarkdown: true },
-  );
-  // Each queue gets the content as it asked (HTML or Markdown) and avatars as
-  // it asked: the stored event carries both forms (events/shape.ts).
-  const source: MessageSource = {
-    content: message.content,
-    avatar_url: gravatarUrl(sender.delivery_email),
-  };
-  // One event per distinct set of flags (most recipients share none).
-  const byFlags = new Map<bigint, number[]>();
-  for (const id of readers) {
-    const bits = flagsOf(id);
-    const same = byFlags.get(bits);
-    if (same === undefined) byFlags.set(bits, [id]);
-    else same.push(id);
-  }
-  await sendEvents(
-    tx,
-    [...byFlags].map(([bits, userIds]) => ({
-      userIds,
-      event: { type: "message", message: view, flags: flagNames(bits), source },
-    })),
-  );
-  return message.id;
+  const id = await writeMessage(tx, await prepareMessage(tx, sender, destination, content));
+  await linkMessageFiles(tx, sender, id, content, false);
+  return id;
+}
+
+/**
+ * A message sent by a request: its reads outside any transaction (under
+ * PostgreSQL's READ COMMITTED each statement of a transaction reads a snapshot
+ * of its own anyway, and none of these locks anything), then its write, one
+ * statement, so one transaction by itself; a message that links uploaded
+ * files writes their links too, in one transaction with it.
+ */
+async function sendMessage(
+  db: Database,
+  sender: Sender,
+  destination: Destination,
+  content: string,
+): Promise<number> {
+  const prepared = await prepareMessage(db, sender, destination, content);
+  if (linkedPathIds(content, sender.realm_id).length === 0) return writeMessage(db, prepared);
+  return db.transaction(async (tx) => {
+    const id = await writeMessage(tx, prepared);
+    await linkMessageFiles(tx, sender, id, content, false);
+    return id;
+  });
 }
 
 /** Rendering options of message objects. */
@@ -322,13 +382,9 @@ export async function doSendMessage(
     if (inactive !== undefined)
       throw new JsonableError(`'${inactive.email}' is no longer using Zulip.`);
     const ids = found.map((recipient) => recipient.id);
-    return db.transaction((tx) =>
-      insertMessage(tx, user, { kind: "direct", userIds: ids }, content),
-    );
+    return sendMessage(db, user, { kind: "direct", userIds: ids }, content);
   }
   const topic = checkTopic(outgoing.topic);
   const channel = await channelToPostTo(db, user, outgoing.to, topic);
-  return db.transaction((tx) =>
-    insertMessage(tx, user, { kind: "channel", channel, topic }, content),
-  );
+  return sendMessage(db, user, { kind: "channel", channel, topic }, content);
 }

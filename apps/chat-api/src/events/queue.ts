@@ -8,6 +8,7 @@ import type { Client, Watch } from "./polls";
 import { type EventHub, type HeldEvent, type QueueInfo, isFor } from "./hub";
 import { eventSpan, shapedTexts } from "./shape";
 import {
+  type NewEvent,
   appendEvents,
   deleteIdleQueues,
   deleteUserQueue,
@@ -43,19 +44,28 @@ export async function sendEvents(
   tx: Tx,
   events: readonly { userIds: readonly number[]; event: ChatEvent }[],
 ): Promise<void> {
+  const rows = logRows(events);
+  if (rows.length > 0) await appendEvents(tx, rows);
+}
+
+/**
+ * The log rows of `events` (those with recipients), for a statement that
+ * writes them with the change they describe (`insertMessageRows`); the
+ * request that makes it then waits for them to be numbered, as after
+ * {@link sendEvents}.
+ */
+export function logRows(
+  events: readonly { userIds: readonly number[]; event: ChatEvent }[],
+): NewEvent[] {
   const audible = events.filter(({ userIds }) => userIds.length > 0);
-  if (audible.length === 0) return;
   const note = writes.getStore();
-  if (note !== undefined) note.wroteEvents = true;
-  await appendEvents(
-    tx,
-    audible.map(({ userIds, event }) => ({
-      userIds,
-      type: event.type,
-      payload: JSON.stringify(event),
-      span: eventSpan(event),
-    })),
-  );
+  if (note !== undefined && audible.length > 0) note.wroteEvents = true;
+  return audible.map(({ userIds, event }) => ({
+    userIds,
+    type: event.type,
+    payload: JSON.stringify(event),
+    span: eventSpan(event),
+  }));
 }
 
 /** What a request noted of its writes. */

@@ -1,4 +1,4 @@
-import { type Kysely, sql } from "kysely";
+import { type Kysely, type QueryCreator, sql } from "kysely";
 import type { DB } from "../../gen/kysely/tables";
 import type { Tx } from "../kysely";
 import { intArrayLiteral } from "./text";
@@ -43,29 +43,38 @@ export interface NewEvent {
 export function appendEventsQuery(q: Kysely<DB>, events: readonly NewEvent[]) {
   return (
     q
-      .with("written", (db) =>
-        db
-          .insertInto("event_log")
-          .values(
-            events.map((event) => ({
-              user_ids: sql<number[]>`${intArrayLiteral(event.userIds)}::int[]`,
-              event_type: event.type,
-              payload: sql<string>`cast(${event.payload} as jsonb)`,
-              span: event.span,
-            })),
-          )
-          .returning("id"),
-      )
+      .with("written", (db) => logInsert(db, events))
       .selectFrom("written")
-      .select((eb) =>
-        eb
-          .cast(eb.fn("pg_notify", [eb.val(EVENTS_CHANNEL), eb.val(LOG_NOTICE)]), "text")
-          .as("sent"),
-      )
+      .select(logNotice)
       // The inserts run to completion whatever the query reads: one notification is asked for.
       .limit(1)
   );
 }
+
+/**
+ * The INSERT of `events` into the log, in their order, returning their ids:
+ * the one way events are written, as a data-modifying CTE of
+ * {@link appendEventsQuery} or of a statement that writes the change they
+ * describe ({@link insertMessageRows}), read through {@link logNotice}.
+ */
+export function logInsert(db: QueryCreator<DB>, events: readonly NewEvent[]) {
+  return db
+    .insertInto("event_log")
+    .values(
+      events.map((event) => ({
+        user_ids: sql<number[]>`${intArrayLiteral(event.userIds)}::int[]`,
+        event_type: event.type,
+        payload: sql<string>`cast(${event.payload} as jsonb)`,
+        span: event.span,
+      })),
+    )
+    .returning("id");
+}
+
+/** The column that asks for the sequencers' notification (`log`), selected from a {@link logInsert}. */
+export const logNotice = sql<string>`cast(pg_notify(${EVENTS_CHANNEL}, ${LOG_NOTICE}) as text)`.as(
+  "sent",
+);
 
 /** {@link appendEventsQuery}, run on `tx` (the transaction of the change the events describe). */
 export async function appendEvents(tx: Tx, events: readonly NewEvent[]): Promise<void> {

@@ -2,7 +2,7 @@ import { type Kysely, sql } from "kysely";
 import type { DB } from "../../gen/kysely/tables";
 import type { Tx } from "../kysely";
 import { intArrayLiteral } from "./text";
-import type { Message } from "../../gen/prisma/client";
+import { type NewEvent, logInsert, logNotice } from "./events";
 
 /**
  * One batch of marking read: sets flag bit `read` on user `userId`'s newest
@@ -304,6 +304,8 @@ export function messageRows(tx: Tx, ids: readonly number[]) {
 
 /** The columns of a new message (the rest take their defaults). */
 export interface NewMessage {
+  /** From {@link newMessageId}. */
+  id: number;
   realm_id: number;
   sender_id: number;
   channel_id: number | null;
@@ -311,36 +313,61 @@ export interface NewMessage {
   dm_key: string | null;
   content: string;
   rendered_content: string;
+  date_sent: Date;
 }
 
 /**
- * Stores a new message and its per-recipient rows (`flags[i]` for
- * `userIds[i]`, two arrays unnested) in one statement whatever their
- * number; returns the message's row and its realm's subdomain.
+ * A new message's id (the messages' sequence: an id taken by a send that
+ * then fails is a gap, as Zulip's are) and its realm's subdomain, so that its
+ * events can be written in the statement that stores it.
+ */
+export async function newMessageId(
+  tx: Tx,
+  realmId: number,
+): Promise<{ id: number; realm_subdomain: string }> {
+  const result = await sql<{ id: number; realm_subdomain: string }>`
+    SELECT nextval(pg_get_serial_sequence('messages', 'id'))::int AS id, subdomain AS realm_subdomain
+    FROM realms WHERE id = ${realmId}`.execute(tx.q);
+  const row = result.rows[0];
+  if (row === undefined) throw new Error(`no realm ${String(realmId)}`);
+  return row;
+}
+
+/**
+ * Stores a new message, its per-recipient rows (`flags[i]` for `userIds[i]`,
+ * two arrays unnested) and its `events` in one statement whatever their
+ * number: a statement is a transaction of its own, so a send that writes
+ * nothing else needs no BEGIN and COMMIT.
  */
 export async function insertMessageRows(
   tx: Tx,
   message: NewMessage,
   userIds: readonly number[],
   flags: readonly bigint[],
-): Promise<Message & { realm_subdomain: string }> {
-  const result = await sql<Message & { realm_subdomain: string }>`
-    WITH m AS (
-      INSERT INTO messages (realm_id, sender_id, channel_id, topic, dm_key, content, rendered_content)
-      VALUES (${message.realm_id}, ${message.sender_id}, ${message.channel_id}, ${message.topic},
-              ${message.dm_key}, ${message.content}, ${message.rendered_content})
-      RETURNING *
-    ),
-    recipients AS (
-      INSERT INTO user_messages (user_id, message_id, flags)
-      SELECT r.u, m.id, r.f
-      FROM m, unnest(${intArrayLiteral(userIds)}::int[], ${intArrayLiteral(flags)}::bigint[]) AS r(u, f)
-    )
-    SELECT m.*, realms.subdomain AS realm_subdomain
-    FROM m JOIN realms ON realms.id = m.realm_id`.execute(tx.q);
-  const row = result.rows[0];
-  if (row === undefined) throw new Error("INSERT INTO messages returned no row");
-  return row;
+  events: readonly NewEvent[],
+): Promise<void> {
+  // Built on `tx.q` (the CTEs name no other CTE): one builder for both statements below.
+  const row = () => tx.q.insertInto("messages").values(message).returning("id");
+  const recipients = () =>
+    tx.q
+      .insertInto("user_messages")
+      .columns(["user_id", "message_id", "flags"])
+      .expression(
+        sql`SELECT r.u, ${message.id}::int, r.f
+            FROM unnest(${intArrayLiteral(userIds)}::int[], ${intArrayLiteral(flags)}::bigint[]) AS r(u, f)`,
+      );
+  if (events.length === 0)
+    await tx.q.with("m", row).with("r", recipients).selectFrom("m").select("m.id").execute();
+  else
+    await tx.q
+      .with("written", (db) => logInsert(db, events))
+      .with("m", row)
+      .with("r", recipients)
+      .selectFrom("written")
+      .select(logNotice)
+      // Every CTE runs to completion whatever the query reads: one notification is asked for.
+      .limit(1)
+      .execute();
 }
 
 /** The alert words of `userIds`. */
