@@ -3,7 +3,7 @@
  * for a load, chat-api replicas started on it, and one HTTP call as a Zulip
  * client makes it (Basic authentication, form bodies) over loopback.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Served, freePort, serve } from "@repo/bench-kit";
 import { Client } from "pg";
@@ -138,13 +138,80 @@ export async function startReplicas(url: string, replicas: number): Promise<Serv
 
 /** CPU seconds used so far by process `pid` (/proc/PID/stat: user and system jiffies). */
 export function processSeconds(pid: number | undefined): number {
-  if (pid === undefined) return 0;
-  const stat = readFileSync(`/proc/${String(pid)}/stat`, "utf8");
-  // The fields after the command name (which may hold spaces), from field 3 on.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / JIFFIES;
+  return pid === undefined ? 0 : (processStat(String(pid))?.seconds ?? 0);
 }
 const JIFFIES = 100;
+
+/** Where the machine's CPU went, in seconds so far: see {@link cpuSnapshot}. */
+export interface CpuSnapshot {
+  /** The server processes named. */
+  servers: number;
+  /** Every PostgreSQL process (the server and its backends). */
+  postgres: number;
+  /** This process, all its threads (the load). */
+  load: number;
+  /** All CPUs, busy (not idle or waiting for I/O). */
+  busy: number;
+  /** All CPUs, in all. */
+  total: number;
+}
+
+/** The command name and CPU seconds of process `pid`, or undefined once it is gone. */
+function processStat(pid: string): { name: string; seconds: number } | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return undefined;
+  }
+  // The fields after the command name (which may hold spaces), from field 3 on.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return {
+    name: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")),
+    seconds: (Number(fields[11]) + Number(fields[12])) / JIFFIES,
+  };
+}
+
+/**
+ * The CPU used so far by `serverPids`, by PostgreSQL's processes, by this
+ * process, and by the whole machine (/proc/stat's first line: user, nice,
+ * system, idle, iowait, irq, softirq, steal). Two snapshots' difference is
+ * where a run's CPU went; a PostgreSQL backend that exits between them takes
+ * its share along (the replicas' pools keep theirs open through a run).
+ */
+export function cpuSnapshot(serverPids: readonly (number | undefined)[]): CpuSnapshot {
+  let postgres = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = processStat(entry);
+    if (stat?.name === "postgres") postgres += stat.seconds;
+  }
+  const [, ...times] = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "")
+    .trim()
+    .split(/\s+/)
+    .map(Number);
+  const total = times.slice(0, 8).reduce((sum, t) => sum + t, 0) / JIFFIES;
+  const idle = ((times[3] ?? 0) + (times[4] ?? 0)) / JIFFIES;
+  const usage = process.cpuUsage();
+  return {
+    servers: serverPids.reduce((sum: number, pid) => sum + processSeconds(pid), 0),
+    postgres,
+    load: (usage.user + usage.system) / 1e6,
+    busy: total - idle,
+    total,
+  };
+}
+
+/** The CPU used between snapshots `before` and `after`. */
+export function cpuSpent(before: CpuSnapshot, after: CpuSnapshot): CpuSnapshot {
+  return {
+    servers: after.servers - before.servers,
+    postgres: after.postgres - before.postgres,
+    load: after.load - before.load,
+    busy: after.busy - before.busy,
+    total: after.total - before.total,
+  };
+}
 
 /** What a request that got no answer (a connection error, a time-out) counts as. */
 export const NO_ANSWER: { status: number; json: Record<string, unknown> } = {

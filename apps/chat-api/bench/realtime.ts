@@ -10,13 +10,24 @@
  * order. Writes the `chat-realtime` section of docs/benchmarks.md.
  */
 import { join } from "node:path";
-import { freePort, machine, quantile, serve, table, writeSection } from "@repo/bench-kit";
+import {
+  type Served,
+  freePort,
+  machine,
+  quantile,
+  serve,
+  table,
+  writeSection,
+} from "@repo/bench-kit";
 import { Worker } from "node:worker_threads";
 import {
   NO_ANSWER,
   type User,
+  type CpuSnapshot,
   agent,
   call,
+  cpuSnapshot,
+  cpuSpent,
   createLoadRealm,
   processSeconds,
   startReplicas,
@@ -133,14 +144,29 @@ interface Outcome {
   answerRate: number;
   /** A message event as delivered (JSON), for the reference server. */
   sample: string | undefined;
+  /** The CPU used from the first send to the last delivery (or the end of a timed run's grace). */
+  cpu: CpuSnapshot;
+  /** The wall-clock seconds `cpu` was measured over. */
+  cpuSeconds: number;
 }
+
+/** A server under load: where it listens, and its process (for its CPU). */
+interface Target {
+  port: number;
+  pid: number | undefined;
+}
+
+/** A started replica as a {@link Target}. */
+const target = (server: Served): Target => ({ port: server.port, pid: server.child.pid });
 
 async function run(
   scenario: Scenario,
-  ports: number[],
+  targets: Target[],
   all: User[],
   channel: number,
 ): Promise<Outcome> {
+  const ports = targets.map((t) => t.port);
+  const pids = targets.map((t) => t.pid);
   const listeners = all.slice(0, scenario.users);
   const sentAt = new Map<number, number>();
   let errors = 0;
@@ -197,6 +223,7 @@ async function run(
   await new Promise((resolve) => setTimeout(resolve, 500));
   const sendMs: number[] = [];
   const senders = all.slice(0, scenario.senders);
+  const cpuBefore = cpuSnapshot(pids);
   const started = now();
   await Promise.all(
     senders.map(async (sender, s) => {
@@ -231,6 +258,8 @@ async function run(
   // Every delivery (a timed run: what arrives within 5 s of the last send).
   const grace = scenario.seconds === undefined ? 30_000 : 5_000;
   await Promise.race([done, new Promise((resolve) => setTimeout(resolve, grace))]);
+  const cpu = cpuSpent(cpuBefore, cpuSnapshot(pids));
+  const cpuSeconds = (now() - started) / 1000;
   const reports = await Promise.all(
     workers.map(async (worker) => {
       const report = message(worker, "report");
@@ -281,6 +310,8 @@ async function run(
       ) /
       ((sent - started) / 1000),
     sample: reports.find((r) => r.sample !== undefined)?.sample,
+    cpu,
+    cpuSeconds,
   };
 }
 
@@ -296,12 +327,7 @@ async function main(): Promise<void> {
     for (const scenario of SCENARIOS) {
       const servers = await startReplicas(data.url, scenario.replicas);
       try {
-        const outcome = await run(
-          scenario,
-          servers.map((s) => s.port),
-          data.users,
-          channel,
-        );
+        const outcome = await run(scenario, servers.map(target), data.users, channel);
         outcomes.push(outcome);
         process.stdout.write(
           `${JSON.stringify({ scenario, errors: outcome.errors, lost: outcome.lost, duplicated: outcome.duplicated, disordered: outcome.disordered, failures: outcome.failures })}\n`,
@@ -317,12 +343,7 @@ async function main(): Promise<void> {
       let ours: Outcome;
       let cost: PollCost;
       try {
-        ours = await run(
-          CEILING,
-          servers.map((s) => s.port),
-          data.users,
-          channel,
-        );
+        ours = await run(CEILING, servers.map(target), data.users, channel);
         const [server] = servers;
         if (server === undefined) throw new Error("no replica");
         cost = await pollCost(server.port, server.child.pid, data.users);
@@ -346,8 +367,8 @@ async function main(): Promise<void> {
       };
       ceiling = {
         ours,
-        bare: await onBare((port) => run(CEILING, [port], data.users, channel)),
-        bareTarget: await onBare((port) => run(TARGET, [port], data.users, channel)),
+        bare: await onBare((port, pid) => run(CEILING, [{ port, pid }], data.users, channel)),
+        bareTarget: await onBare((port, pid) => run(TARGET, [{ port, pid }], data.users, channel)),
         cost,
         bareCost: await onBare((port, pid) => pollCost(port, pid, data.users)),
       };
@@ -364,6 +385,12 @@ async function main(): Promise<void> {
     await data.drop();
   }
   const ms = (v: number) => `${v.toFixed(0)} ms`;
+  /** Cores used while sending and delivering: the machine's busy share, then by whom. */
+  const cores = ({ cpu, cpuSeconds }: Outcome) => {
+    const used = (seconds: number) => (seconds / cpuSeconds).toFixed(2);
+    const machineShare = cpu.busy / Math.max(1e-9, cpu.total);
+    return `${(machineShare * 100).toFixed(0)} % (${used(cpu.servers)} / ${used(cpu.postgres)} / ${used(cpu.load)})`;
+  };
   const sorted = (v: number[]) => [...v].sort((x, y) => x - y);
   const row = (o: Outcome, server: string) => {
     const send = sorted(o.sendMs);
@@ -381,6 +408,7 @@ async function main(): Promise<void> {
       ms(quantile(delivery, 0.5)),
       ms(quantile(delivery, 0.99)),
       `${String(o.errors)} / ${String(o.lost)} / ${String(o.duplicated)} / ${String(o.disordered)}`,
+      cores(o),
     ];
   };
   const rows = [
@@ -392,7 +420,7 @@ async function main(): Promise<void> {
   const markdown = [
     "## chat-api: real-time delivery (issue 25)",
     "",
-    `N users, each with one event queue long-polling \`GET /events\` (\`event_types=["message"]\`), all subscribed to one channel; senders post to it (each sender one message after the other, the senders at once). chat-api in production mode on PostgreSQL (rate limit off), one replica or two on the same database (listeners and senders spread over them), and the 50-sender scenario once more on the bare \`node:http\` server of the ceiling below (no database, no authentication: what this machine allows for that load); the long-polls in two worker threads of the load process, the sends in its main thread, over loopback. Delivery is timed from the start of the send. Every queue's events are checked. ${machine([])}.`,
+    `N users, each with one event queue long-polling \`GET /events\` (\`event_types=["message"]\`), all subscribed to one channel; senders post to it (each sender one message after the other, the senders at once). chat-api in production mode on PostgreSQL (rate limit off), one replica or two on the same database (listeners and senders spread over them), and the 50-sender scenario once more on the bare \`node:http\` server of the ceiling below (no database, no authentication: what this machine allows for that load); the long-polls in two worker threads of the load process, the sends in its main thread, over loopback. Delivery is timed from the start of the send. Every queue's events are checked. "Machine CPU" is both cores' busy share from the first send to the last delivery, then the cores used by the server processes, PostgreSQL's and the load's. ${machine([])}.`,
     "",
     table(
       [
@@ -407,6 +435,7 @@ async function main(): Promise<void> {
         "delivery p50",
         "delivery p99",
         "errors / lost / duplicated / out of order",
+        "machine CPU (cores: server / PostgreSQL / load)",
       ],
       rows,
     ),
@@ -431,6 +460,6 @@ async function main(): Promise<void> {
 }
 
 void main().catch((error: unknown) => {
-  process.stderr.write(`${String(error)}\n`);
+  process.stderr.write(`${String(error)}\n${(error as Error).stack ?? ""}\n`);
   process.exit(1);
 });
