@@ -18,6 +18,7 @@ import { channelPosting } from "../db/queries/channels";
 import {
   type NewMessage,
   type ReactionView,
+  alertWordsOf,
   channelRecipients,
   insertMessageRows,
   messageRows,
@@ -116,10 +117,10 @@ async function prepareMessage(
       : null;
   const [audience, rendered, fresh, people] = await Promise.all([
     // A channel's subscribers come with their alert words (one statement); a direct
-    // message's recipients' words are read with its flags.
+    // message's people are known, their words read beside the rest.
     destination.kind === "channel"
       ? channelRecipients(tx, destination.channel.id)
-      : { ids: [...new Set([...destination.userIds, sender.id])], alertWords: undefined },
+      : directRecipients(tx, [...new Set([...destination.userIds, sender.id])]),
     renderContent(tx, sender, content),
     newMessageId(tx, sender.realm_id),
     dmPeople(tx, [{ dm_key: dmKey }]),
@@ -179,6 +180,14 @@ async function prepareMessage(
     })),
   );
   return { message, readers, flags: readers.map(flagsOf), events };
+}
+
+/** A direct message's people (the sender included) with their alert words. */
+async function directRecipients(
+  tx: Tx,
+  ids: number[],
+): Promise<{ ids: number[]; alertWords: { user_id: number; word: string }[] }> {
+  return { ids, alertWords: await alertWordsOf(tx, ids) };
 }
 
 /** Stores a prepared message, its recipients' rows and its events: one statement. */
