@@ -20,11 +20,10 @@
  * docs/benchmarks.md.
  */
 import { join } from "node:path";
-import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { machine, quantile, table, writeSection } from "@repo/bench-kit";
-import { agent, createLoadRealm, processSeconds, startReplicas } from "./load-realm";
+import { agent, cpuSnapshot, cpuSpent, createLoadRealm, startReplicas } from "./load-realm";
 import {
   PRESENCE_SECONDS,
   REQUEST_TIMEOUT_MS,
@@ -50,21 +49,6 @@ const SETTINGS = {
   /** Replicas on the same PostgreSQL (users spread over them): one unless asked. */
   replicas: [CUSTOM?.[4] ?? 1],
 };
-
-/** Busy and total jiffies of the machine (/proc/stat). */
-function cpuTimes(): { busy: number; total: number } {
-  const line = readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "";
-  const values = line.trim().split(/\s+/).slice(1).map(Number);
-  const total = values.reduce((sum, v) => sum + v, 0);
-  const idle = (values[3] ?? 0) + (values[4] ?? 0);
-  return { busy: total - idle, total };
-}
-
-/** CPU seconds this process has used. */
-function ownSeconds(): number {
-  const usage = process.cpuUsage();
-  return (usage.user + usage.system) / 1e6;
-}
 
 interface Step {
   users: number;
@@ -104,13 +88,11 @@ async function simulate(replicas: number): Promise<Outcome> {
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
   const steps: Step[] = [];
-  const serverSeconds = () => servers.reduce((t, s) => t + processSeconds(s.child.pid), 0);
+  const pids = servers.map((s) => s.child.pid);
   try {
     for (let target = SETTINGS.step; target <= SETTINGS.maxUsers; target += SETTINGS.step) {
       const begin = performance.now();
-      const cpuBefore = cpuTimes();
-      const serverBefore = serverSeconds();
-      const loadBefore = ownSeconds();
+      const cpuBefore = cpuSnapshot(pids);
       loop.reset();
       const adding = realm.users.slice(world.users.length, target).map((user, k) => {
         const index = world.users.length + k;
@@ -130,12 +112,11 @@ async function simulate(replicas: number): Promise<Outcome> {
       const left = begin + SETTINGS.stepSeconds * 1000 - performance.now();
       if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
       const end = performance.now();
-      const cpuAfter = cpuTimes();
-      const serverCores = (serverSeconds() - serverBefore) / ((end - begin) / 1000);
-      const loadCores = (ownSeconds() - loadBefore) / ((end - begin) / 1000);
-      const busyCores =
-        ((cpuAfter.busy - cpuBefore.busy) / Math.max(1, cpuAfter.total - cpuBefore.total)) *
-        availableParallelism();
+      const spent = cpuSpent(cpuBefore, cpuSnapshot(pids));
+      const busyShare = spent.busy / Math.max(1e-9, spent.total);
+      const serverCores = spent.servers / ((end - begin) / 1000);
+      const loadCores = spent.load / ((end - begin) / 1000);
+      const busyCores = busyShare * availableParallelism();
       const window = tally.requests.filter((r) => r.at >= begin && r.at < end);
       const times = window.map((r) => r.ms).sort((x, y) => x - y);
       const failed = window.filter((r) => r.status === 0 || r.status >= 500).length;
@@ -158,7 +139,7 @@ async function simulate(replicas: number): Promise<Outcome> {
         deliveriesPerSecond: delivered.length / seconds,
         deliveryP50: quantile(latency, 0.5),
         deliveryP99: quantile(latency, 0.99),
-        cpu: (cpuAfter.busy - cpuBefore.busy) / Math.max(1, cpuAfter.total - cpuBefore.total),
+        cpu: busyShare,
         serverCores,
         loadCores,
         otherCores: Math.max(0, busyCores - serverCores - loadCores),
