@@ -116,6 +116,28 @@ describe("a sent message's write", () => {
     expect(transactions()).toBe(1);
   });
 
+  it("answers a refused send by channel id with the channel's error and stores nothing", async () => {
+    const before = await db.prisma.message.count();
+    const user = await db.prisma.user.findFirstOrThrow({
+      where: { email: "othello@example.com" },
+    });
+    const othello = { ...user, realm_deactivated: false };
+    const secret = await db.prisma.channel.findFirstOrThrow({
+      where: { realm_id: user.realm_id, name: "core team" },
+    });
+    expect(secret.invite_only).toBe(true);
+    // The message's reads beside the checks find the channel's subscribers all the same;
+    // what they read is dropped.
+    for (const [to, error] of [
+      [999_999, "Channel with ID '999999' does not exist"],
+      [secret.id, `Channel with ID '${String(secret.id)}' does not exist`],
+    ] as const)
+      await expect(
+        doSendMessage(db, othello, { kind: "channel", to, topic: "t", content: "@**all** hi" }),
+      ).rejects.toThrow(error);
+    expect(await db.prisma.message.count()).toBe(before);
+  });
+
   it("stores nothing when its events cannot be written", async () => {
     const before = await db.prisma.message.count();
     const rowsBefore = await db.prisma.userMessage.count();

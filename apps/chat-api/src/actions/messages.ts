@@ -12,6 +12,7 @@ import { MAX_TOPIC_LENGTH } from "./channel-settings";
 import { canSee } from "./channels";
 import { findUsers } from "./user-lookup";
 import { contentFlags, renderContent } from "./render";
+import type { RenderResult } from "../lib/markdown";
 import { linkMessageFiles, linkedPathIds } from "./uploads";
 import { gravatarUrl } from "./user-view";
 import { channelPosting } from "../db/queries/channels";
@@ -95,36 +96,62 @@ interface PreparedMessage {
   events: NewEvent[];
 }
 
+/** Where a new message's reads look: a channel (by id) or a direct message's people. */
+type Audience = { channelId: number } | { userIds: readonly number[] };
+
+/** What a new message's reads found. */
+interface MessageInputs {
+  audience: { ids: number[]; alertWords: { user_id: number; word: string }[] };
+  rendered: RenderResult;
+  fresh: { id: number; realm_subdomain: string };
+  people: Awaited<ReturnType<typeof dmPeople>>;
+}
+
+/** A direct message's people, the sender included, in id order. */
+const directPeople = (sender: Sender, userIds: readonly number[]): number[] =>
+  [...new Set([...userIds, sender.id])].sort((a, b) => a - b);
+
 /**
  * Reads what a new message needs: its recipients (a channel's subscribers
- * with their alert words; a direct message's people), its rendering, the
- * flags it gives each recipient, a new id, and its events. The reads that do
- * not depend on each other go at once: on a `Database` (outside a
+ * with their alert words; a direct message's people and theirs), its
+ * rendering, a new id, and a direct message's people's names. They do not
+ * depend on each other and go at once: on a `Database` (outside a
  * transaction) each on a connection of its own, so a send waits for one
- * round trip where it waited for three.
+ * round trip where it waited for each in turn.
  */
-async function prepareMessage(
+async function readInputs(
+  tx: Tx,
+  sender: Sender,
+  audience: Audience,
+  content: string,
+): Promise<MessageInputs> {
+  const direct = "userIds" in audience ? directPeople(sender, audience.userIds) : undefined;
+  const [recipients, rendered, fresh, people] = await Promise.all([
+    "channelId" in audience
+      ? channelRecipients(tx, audience.channelId)
+      : directRecipients(tx, direct ?? []),
+    renderContent(tx, sender, content),
+    newMessageId(tx, sender.realm_id),
+    dmPeople(tx, [{ dm_key: direct?.join(",") ?? null }]),
+  ]);
+  return { audience: recipients, rendered, fresh, people };
+}
+
+/**
+ * A new message from what its reads found: the flags it gives each
+ * recipient, its row and its events.
+ */
+async function composeMessage(
   tx: Tx,
   sender: Sender,
   destination: Destination,
   content: string,
+  { audience, rendered, fresh, people }: MessageInputs,
 ): Promise<PreparedMessage> {
   const channelId = destination.kind === "channel" ? destination.channel.id : null;
   const topic = destination.kind === "channel" ? destination.topic : "";
   const dmKey =
-    destination.kind === "direct"
-      ? [...new Set([...destination.userIds, sender.id])].sort((a, b) => a - b).join(",")
-      : null;
-  const [audience, rendered, fresh, people] = await Promise.all([
-    // A channel's subscribers come with their alert words (one statement); a direct
-    // message's people are known, their words read beside the rest.
-    destination.kind === "channel"
-      ? channelRecipients(tx, destination.channel.id)
-      : directRecipients(tx, [...new Set([...destination.userIds, sender.id])]),
-    renderContent(tx, sender, content),
-    newMessageId(tx, sender.realm_id),
-    dmPeople(tx, [{ dm_key: dmKey }]),
-  ]);
+    destination.kind === "direct" ? directPeople(sender, destination.userIds).join(",") : null;
   const readers = [...new Set(audience.ids)];
   const fromContent = await contentFlags(
     tx,
@@ -182,6 +209,21 @@ async function prepareMessage(
   return { message, readers, flags: readers.map(flagsOf), events };
 }
 
+/** {@link readInputs}, then {@link composeMessage}. */
+async function prepareMessage(
+  tx: Tx,
+  sender: Sender,
+  destination: Destination,
+  content: string,
+): Promise<PreparedMessage> {
+  const audience =
+    destination.kind === "channel"
+      ? { channelId: destination.channel.id }
+      : { userIds: destination.userIds };
+  const inputs = await readInputs(tx, sender, audience, content);
+  return composeMessage(tx, sender, destination, content, inputs);
+}
+
 /** A direct message's people (the sender included) with their alert words. */
 async function directRecipients(
   tx: Tx,
@@ -225,8 +267,12 @@ async function sendMessage(
   sender: Sender,
   destination: Destination,
   content: string,
+  inputs?: MessageInputs,
 ): Promise<number> {
-  const prepared = await prepareMessage(db, sender, destination, content);
+  const prepared =
+    inputs === undefined
+      ? await prepareMessage(db, sender, destination, content)
+      : await composeMessage(db, sender, destination, content, inputs);
   if (linkedPathIds(content, sender.realm_id).length === 0) return writeMessage(db, prepared);
   return db.transaction(async (tx) => {
     const id = await writeMessage(tx, prepared);
@@ -394,6 +440,25 @@ export async function doSendMessage(
     return sendMessage(db, user, { kind: "direct", userIds: ids }, content);
   }
   const topic = checkTopic(outgoing.topic);
-  const channel = await channelToPostTo(db, user, outgoing.to, topic);
+  const { to } = outgoing;
+  if (typeof to === "number") {
+    // By id, the message's reads go beside the channel's checks: one round trip's wait for
+    // both. A refused send drops what they read, and its error comes first, as Zulip's order
+    // has it (a channel error before one of the content).
+    const [checked, read] = await Promise.allSettled([
+      channelToPostTo(db, user, to, topic),
+      readInputs(db, user, { channelId: to }, content),
+    ]);
+    if (checked.status === "rejected") throw checked.reason;
+    if (read.status === "rejected") throw read.reason;
+    return sendMessage(
+      db,
+      user,
+      { kind: "channel", channel: checked.value, topic },
+      content,
+      read.value,
+    );
+  }
+  const channel = await channelToPostTo(db, user, to, topic);
   return sendMessage(db, user, { kind: "channel", channel, topic }, content);
 }
