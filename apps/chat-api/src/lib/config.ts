@@ -75,6 +75,12 @@ const schema = z.object({
   CHAT_LOG_LEVEL: z
     .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
     .default("info"),
+  /**
+   * Log lines are buffered up to this many bytes before one write (pino's
+   * asynchronous logging), and written at least every 100 ms and at exit; 0
+   * writes each line as it comes.
+   */
+  CHAT_LOG_BUFFER_BYTES: z.coerce.number().int().min(0).max(1_048_576).default(4096),
   CHAT_CORS_ORIGINS: origins.default([]),
   /**
    * Oldest client versions served, as `Name=version` pairs (`ZulipMobile=27.192`); a

@@ -1,0 +1,81 @@
+/**
+ * chat-api's log lines on standard output: buffered (`CHAT_LOG_BUFFER_BYTES`,
+ * pino's asynchronous logging), yet a quiet server's lines come out within
+ * the flush interval, and the last ones at exit.
+ */
+import { spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { loadConfig } from "../src/lib/config";
+
+const ROOT = join(__dirname, "..");
+
+/** Resolves once `check` holds, looking every 20 ms; rejects after `ms`. */
+async function until(check: () => boolean, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe("chat-api's log output", () => {
+  it("writes a quiet server's lines within the flush interval, and its last ones at exit", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "chat-log-"));
+    const child = spawn(
+      process.execPath,
+      ["--conditions=@repo/source", "--require", "@swc-node/register", "src/index.ts"],
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          NODE_ENV: "development",
+          DATABASE_URL: "",
+          CHAT_DATA_DIR: dataDir,
+          CHAT_HOST: "127.0.0.1",
+          PORT: "0",
+          CHAT_METRICS_PORT: "0",
+          CHAT_LOG_LEVEL: "info",
+        },
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
+    const records: Record<string, unknown>[] = [];
+    createInterface({ input: child.stdout }).on("line", (line) => {
+      if (line.startsWith("{")) records.push(JSON.parse(line) as Record<string, unknown>);
+    });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    const logged = (msg: string) => records.find((r) => r.msg === msg);
+    try {
+      // Far less than the 4 KiB buffer: out by the flush alone.
+      await until(() => logged("chat-api listening") !== undefined, 60_000, "the listening line");
+      const port = logged("chat-api listening")?.port as number;
+      const answer = await fetch(`http://127.0.0.1:${String(port)}/api/v1/server_settings`);
+      expect(answer.status).toBe(200);
+      const asked = Date.now();
+      await until(() => logged("request completed") !== undefined, 5_000, "the access line");
+      // Within a few flush intervals (100 ms), however busy the machine running the tests.
+      expect(Date.now() - asked).toBeLessThan(5_000);
+      expect(logged("request completed")).toMatchObject({
+        req: { method: "GET", path: "/api/v1/server_settings" },
+        res: { statusCode: 200 },
+      });
+      child.kill("SIGTERM");
+      expect(await exited).toBe(0);
+      // Logged just before exit, and written by it.
+      expect(records.map((r) => r.msg).slice(-2)).toEqual(["draining", "stopped"]);
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("takes a buffer size from 0 (a write per line) to 1 MiB, and refuses others", () => {
+    expect(loadConfig({}).CHAT_LOG_BUFFER_BYTES).toBe(4096);
+    expect(loadConfig({ CHAT_LOG_BUFFER_BYTES: "0" }).CHAT_LOG_BUFFER_BYTES).toBe(0);
+    for (const bad of ["-1", "1048577", "4k"])
+      expect(() => loadConfig({ CHAT_LOG_BUFFER_BYTES: bad })).toThrow(/CHAT_LOG_BUFFER_BYTES/);
+  });
+});
