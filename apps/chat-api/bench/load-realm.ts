@@ -113,9 +113,13 @@ const CPU_PROF = process.env.BENCH_CPU_PROF;
 
 /**
  * Starts `replicas` chat-api processes as deployed (production, its Node
- * flags), with the rate limit off, on the database `url`.
+ * flags), with the rate limit off, on the database `url`, with `env` added.
  */
-export async function startReplicas(url: string, replicas: number): Promise<Served[]> {
+export async function startReplicas(
+  url: string,
+  replicas: number,
+  env: Record<string, string> = {},
+): Promise<Served[]> {
   const servers: Served[] = [];
   for (let r = 0; r < replicas; r++) {
     const port = await freePort();
@@ -130,6 +134,7 @@ export async function startReplicas(url: string, replicas: number): Promise<Serv
         CHAT_EXTERNAL_URL: EXTERNAL_URL,
         CHAT_RATE_LIMIT: "false",
         CHAT_MAX_POLLS_PER_USER: "100",
+        ...env,
       }),
     );
   }

@@ -1,0 +1,86 @@
+/**
+ * What a change costs one poll, told apart from this machine's drift: two or
+ * more chat-api servers run side by side, each with its own environment (a
+ * setting on or off), and every user polls them in turn (`dont_block`, an
+ * empty queue), so that each process's CPU is measured over the same
+ * minute. A round starts fresh servers; the report gives each server's
+ * microseconds of CPU per poll, round by round. Servers run one after the
+ * other drift by more than a few microseconds between minutes here.
+ *
+ * BENCH_POLL_PAIR={"name":{"ENV":"value"},...} (default: a write per log
+ * line against 4 KiB batches), BENCH_ROUNDS (default 3).
+ */
+import { createLoadRealm, agent, call, processSeconds, startReplicas } from "./load-realm";
+
+const VARIANTS = JSON.parse(
+  process.env.BENCH_POLL_PAIR ??
+    '{"a write per log line":{"CHAT_LOG_BUFFER_BYTES":"0"},"4 KiB batches":{}}',
+) as Record<string, Record<string, string>>;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const USERS = 50;
+const WARMUP = 100;
+const POLLS = 600;
+
+async function main(): Promise<void> {
+  const data = await createLoadRealm("chat_poll_pair", USERS, 1, () => [0]);
+  const results = new Map<string, number[]>();
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      const servers = await Promise.all(
+        Object.entries(VARIANTS).map(async ([name, env]) => {
+          const [server] = await startReplicas(data.url, 1, env);
+          if (server === undefined) throw new Error("no server");
+          const queues = await Promise.all(
+            data.users.map(async (user) => {
+              const reply = await call(server.port, user, "POST", "/register", {
+                event_types: '["message"]',
+              });
+              if (reply.status !== 200) throw new Error(`register: ${String(reply.status)}`);
+              return String(reply.json.queue_id);
+            }),
+          );
+          return { name, server, queues };
+        }),
+      );
+      const polls = (count: number) =>
+        Promise.all(
+          data.users.map(async (user, i) => {
+            for (let n = 0; n < count; n++)
+              for (const { server, queues } of servers) {
+                const reply = await call(server.port, user, "GET", "/events", {
+                  queue_id: queues[i] ?? "",
+                  last_event_id: "-1",
+                  dont_block: "true",
+                });
+                if (reply.status !== 200) throw new Error(`poll: ${String(reply.status)}`);
+              }
+          }),
+        );
+      try {
+        await polls(WARMUP);
+        const before = servers.map(({ server }) => processSeconds(server.child.pid));
+        await polls(POLLS);
+        for (const [k, { name, server }] of servers.entries()) {
+          const micros =
+            ((processSeconds(server.child.pid) - (before[k] ?? 0)) * 1e6) / (POLLS * USERS);
+          results.set(name, [...(results.get(name) ?? []), micros]);
+        }
+      } finally {
+        for (const { server } of servers) await server.stop();
+      }
+    }
+  } finally {
+    await agent.close();
+    await data.drop();
+  }
+  process.stdout.write(
+    `CPU per poll (µs), ${String(ROUNDS)} rounds of ${String(POLLS)} polls by ${String(USERS)} users, servers side by side:\n`,
+  );
+  for (const [name, micros] of results)
+    process.stdout.write(`  ${name}: ${micros.map((m) => m.toFixed(1)).join(", ")}\n`);
+}
+
+void main().catch((error: unknown) => {
+  process.stderr.write(`${String(error)}\n`);
+  process.exit(1);
+});
