@@ -3,14 +3,12 @@
  * pino's asynchronous logging), yet a quiet server's lines come out within
  * the flush interval, and the last ones at exit.
  */
-import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { loadConfig } from "../src/lib/config";
-
-const ROOT = join(__dirname, "..");
+import { spawnService } from "./support/service-process";
 
 /** Resolves once `check` holds, looking every 20 ms; rejects after `ms`. */
 async function until(check: () => boolean, ms: number, what: string): Promise<void> {
@@ -24,24 +22,7 @@ async function until(check: () => boolean, ms: number, what: string): Promise<vo
 describe("chat-api's log output", () => {
   it("writes a quiet server's lines within the flush interval, and its last ones at exit", async () => {
     const dataDir = await mkdtemp(join(tmpdir(), "chat-log-"));
-    const child = spawn(
-      process.execPath,
-      ["--conditions=@repo/source", "--require", "@swc-node/register", "src/index.ts"],
-      {
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          NODE_ENV: "development",
-          DATABASE_URL: "",
-          CHAT_DATA_DIR: dataDir,
-          CHAT_HOST: "127.0.0.1",
-          PORT: "0",
-          CHAT_METRICS_PORT: "0",
-          CHAT_LOG_LEVEL: "info",
-        },
-        stdio: ["ignore", "pipe", "inherit"],
-      },
-    );
+    const child = spawnService(dataDir);
     const records: Record<string, unknown>[] = [];
     createInterface({ input: child.stdout }).on("line", (line) => {
       if (line.startsWith("{")) records.push(JSON.parse(line) as Record<string, unknown>);

@@ -2,12 +2,13 @@
  * chat-api's Node flags (`src/node-flags.ts`): what `pnpm start` and the
  * image run with, and the warning of a process started without them.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { NODE_FLAGS } from "../src/node-flags";
+import { spawnService } from "./support/service-process";
 
 const ROOT = join(__dirname, "..");
 
@@ -38,24 +39,7 @@ describe("chat-api's Node flags", () => {
 
   it("are named in a warning when the process was started without them", async () => {
     const dataDir = await mkdtemp(join(tmpdir(), "chat-flags-"));
-    const child = spawn(
-      process.execPath,
-      ["--conditions=@repo/source", "--require", "@swc-node/register", "src/index.ts"],
-      {
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          NODE_ENV: "development",
-          DATABASE_URL: "",
-          CHAT_DATA_DIR: dataDir,
-          CHAT_HOST: "127.0.0.1",
-          PORT: "0",
-          CHAT_METRICS_PORT: "0",
-          CHAT_LOG_LEVEL: "info",
-        },
-        stdio: ["ignore", "pipe", "inherit"],
-      },
-    );
+    const child = spawnService(dataDir);
     try {
       const warning = await logLine(child, /started without the service's Node flags/);
       expect(warning).toMatchObject({ level: 40, missing: [...NODE_FLAGS] });

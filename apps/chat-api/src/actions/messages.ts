@@ -1,7 +1,7 @@
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
-import type { Channel, Message } from "../gen/prisma/client";
+import type { Channel } from "../gen/prisma/client";
 import { logRows } from "../events/queue";
 import type { MessageSource } from "../events/shape";
 import type { AuthedUser } from "../lib/auth";
@@ -15,14 +15,13 @@ import { contentFlags, renderContent } from "./render";
 import type { RenderResult } from "../lib/markdown";
 import { linkMessageFiles, linkedPathIds } from "./uploads";
 import { gravatarUrl } from "./user-view";
+import { dmPeople, messageView } from "./message-views";
 import { channelPosting } from "../db/queries/channels";
 import {
   type NewMessage,
-  type ReactionView,
   alertWordsOf,
   channelRecipients,
   insertMessageRows,
-  messageRows,
   newMessageId,
 } from "../db/queries/messages";
 import type { NewEvent } from "../db/queries/events";
@@ -43,28 +42,6 @@ export interface Sender {
 export type Destination =
   | { kind: "channel"; channel: Channel; topic: string }
   | { kind: "direct"; userIds: readonly number[] };
-
-/** A message as its message object shows it (a row of {@link messageRows}). */
-type MessageRow = Pick<
-  Message,
-  | "id"
-  | "sender_id"
-  | "channel_id"
-  | "topic"
-  | "dm_key"
-  | "content"
-  | "rendered_content"
-  | "date_sent"
-  | "last_edit_time"
-> & {
-  sender_email: string;
-  sender_full_name: string;
-  sender_delivery_email: string;
-  realm_subdomain: string;
-  /** Null for a direct message. */
-  channel_name: string | null;
-  reactions: readonly ReactionView[];
-};
 
 /** Message content as stored: trailing whitespace dropped, not empty, no NUL, cut at the limit. */
 export function checkContent(content: string): string {
@@ -104,6 +81,8 @@ interface MessageInputs {
   audience: { ids: number[]; alertWords: { user_id: number; word: string }[] };
   rendered: RenderResult;
   fresh: { id: number; realm_subdomain: string };
+  /** A direct message's people's ids, in order, comma-separated (null for a channel's). */
+  dmKey: string | null;
   people: Awaited<ReturnType<typeof dmPeople>>;
 }
 
@@ -126,15 +105,16 @@ async function readInputs(
   content: string,
 ): Promise<MessageInputs> {
   const direct = "userIds" in audience ? directPeople(sender, audience.userIds) : undefined;
+  const dmKey = direct?.join(",") ?? null;
   const [recipients, rendered, fresh, people] = await Promise.all([
     "channelId" in audience
       ? channelRecipients(tx, audience.channelId)
       : directRecipients(tx, direct ?? []),
     renderContent(tx, sender, content),
     newMessageId(tx, sender.realm_id),
-    dmPeople(tx, [{ dm_key: direct?.join(",") ?? null }]),
+    dmPeople(tx, [{ dm_key: dmKey }]),
   ]);
-  return { audience: recipients, rendered, fresh, people };
+  return { audience: recipients, rendered, fresh, people, dmKey };
 }
 
 /**
@@ -146,12 +126,10 @@ async function composeMessage(
   sender: Sender,
   destination: Destination,
   content: string,
-  { audience, rendered, fresh, people }: MessageInputs,
+  { audience, rendered, fresh, people, dmKey }: MessageInputs,
 ): Promise<PreparedMessage> {
   const channelId = destination.kind === "channel" ? destination.channel.id : null;
   const topic = destination.kind === "channel" ? destination.topic : "";
-  const dmKey =
-    destination.kind === "direct" ? directPeople(sender, destination.userIds).join(",") : null;
   const readers = [...new Set(audience.ids)];
   const fromContent = await contentFlags(
     tx,
@@ -279,91 +257,6 @@ async function sendMessage(
     await linkMessageFiles(tx, sender, id, content, false);
     return id;
   });
-}
-
-/** Rendering options of message objects. */
-export interface ViewOptions {
-  clientGravatar: boolean;
-  applyMarkdown: boolean;
-}
-
-/** Zulip's message objects for `ids` (in id order), without per-user flags. */
-export async function messageViews(tx: Tx, ids: readonly number[], options: ViewOptions) {
-  const rows: MessageRow[] = await messageRows(tx, ids);
-  const people = await dmPeople(tx, rows);
-  return rows.map((row) => messageView(row, people, options));
-}
-
-/** The people of the direct messages among `rows`, by id (for `display_recipient`). */
-async function dmPeople(
-  tx: Tx,
-  rows: readonly Pick<Message, "dm_key">[],
-): Promise<Map<number, { id: number; email: string; full_name: string }>> {
-  const ids = [
-    ...new Set(rows.flatMap((r) => (r.dm_key === null ? [] : r.dm_key.split(",").map(Number)))),
-  ];
-  if (ids.length === 0) return new Map();
-  const people = await tx.prisma.user.findMany({
-    where: { id: { in: ids } },
-    select: { id: true, email: true, full_name: true },
-  });
-  return new Map(people.map((u) => [u.id, u]));
-}
-
-/** Zulip's message object of `row`, without per-user flags. */
-function messageView(
-  row: MessageRow,
-  dmUsers: ReadonlyMap<number, { id: number; email: string; full_name: string }>,
-  options: ViewOptions,
-) {
-  return {
-    id: row.id,
-    sender_id: row.sender_id,
-    sender_email: row.sender_email,
-    sender_full_name: row.sender_full_name,
-    sender_realm_str: row.realm_subdomain,
-    avatar_url: options.clientGravatar ? null : gravatarUrl(row.sender_delivery_email),
-    client: "website",
-    content: options.applyMarkdown ? row.rendered_content : row.content,
-    content_type: options.applyMarkdown ? "text/html" : "text/x-markdown",
-    is_me_message: false,
-    reactions: row.reactions.map((r) => ({
-      emoji_name: r.emoji_name,
-      emoji_code: r.emoji_code,
-      reaction_type: r.reaction_type,
-      user_id: r.user_id,
-    })),
-    submessages: [],
-    topic_links: [],
-    timestamp: Math.floor(row.date_sent.getTime() / 1000),
-    ...(row.last_edit_time === null
-      ? {}
-      : { last_edit_timestamp: Math.floor(row.last_edit_time.getTime() / 1000) }),
-    ...(row.channel_id === null
-      ? {
-          type: "private",
-          subject: "",
-          display_recipient: (row.dm_key ?? "").split(",").flatMap((id) => {
-            const user = dmUsers.get(Number(id));
-            return user === undefined
-              ? []
-              : [
-                  {
-                    id: user.id,
-                    email: user.email,
-                    full_name: user.full_name,
-                    is_mirror_dummy: false,
-                  },
-                ];
-          }),
-        }
-      : {
-          type: "stream",
-          stream_id: row.channel_id,
-          subject: row.topic,
-          display_recipient: row.channel_name ?? "",
-        }),
-  };
 }
 
 /**

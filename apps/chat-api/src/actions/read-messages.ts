@@ -10,7 +10,7 @@ import { MENTION_FLAGS, MESSAGE_FLAGS, flagNames } from "../lib/message-flags";
 import { escapeHtml } from "../lib/render";
 import type { NarrowTerm } from "../lib/narrow";
 import { accessChannelById, accessChannelByName } from "./channels";
-import { type ViewOptions, messageViews } from "./messages";
+import { type ViewOptions, messageViews } from "./message-views";
 import { findUsers } from "./user-lookup";
 
 /** Where GET /messages starts reading. */
