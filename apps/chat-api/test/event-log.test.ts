@@ -1,6 +1,8 @@
 import { rm } from "node:fs/promises";
 import { type Database, createDatabase } from "../src/db/database";
-import { pruneLog } from "../src/db/queries/events";
+import pino from "pino";
+import { EVENT_BATCH, appendEvents, logPosition, pruneLog } from "../src/db/queries/events";
+import { EventHub } from "../src/events/hub";
 import { TEST_DB_KIND, type TestDatabase, freshDataDir, freshDatabase } from "./support/database";
 import { type TestServer, channelIds, startTestServer } from "./support/server";
 import { TEST_PGLITE_SHARED_BUFFERS } from "./support/templates";
@@ -269,5 +271,53 @@ describe("a replica's restart", () => {
     }
     expect(contents).toEqual(["Unread at the stop", "After"]);
     await second.close();
+  });
+});
+
+describe("a request's wait for its events (EventHub.settle)", () => {
+  let db: TestDatabase;
+  const quiet = pino({ level: "silent" });
+  const write = (count: number, userId: number) =>
+    db.transaction((tx) =>
+      appendEvents(
+        tx,
+        Array.from({ length: count }, (_, i) => ({
+          userIds: [userId],
+          type: "drafts",
+          payload: JSON.stringify({ type: "drafts", op: "remove", draft_id: i }),
+          span: 1,
+        })),
+      ),
+    );
+
+  beforeAll(async () => {
+    db = await freshDatabase("migrated");
+  });
+
+  afterAll(async () => {
+    await db.close();
+  });
+
+  it("returns once this replica holds them, when another replica's round numbered them", async () => {
+    // Neither hub listens: the other replica's NOTIFY never comes, as when it is late.
+    const here = new EventHub(db, quiet);
+    const there = new EventHub(db, quiet);
+    await write(1, 7);
+    await there.settle();
+    const { last } = await logPosition(db);
+    expect(there.position).toBe(last);
+    await here.settle();
+    expect(here.position).toBe(last);
+    expect(here.held(7, last - 1)?.map((event) => event.seq)).toEqual([last]);
+  });
+
+  it("numbers every event written before it, beyond one round's batch", async () => {
+    const hub = new EventHub(db, quiet);
+    const before = (await logPosition(db)).last;
+    await hub.settle();
+    await write(EVENT_BATCH + 3, 8);
+    await hub.settle();
+    expect(hub.position).toBe(before + EVENT_BATCH + 3);
+    expect((await logPosition(db)).last).toBe(before + EVENT_BATCH + 3);
   });
 });

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { Database } from "../db/database";
 import {
+  EVENT_BATCH,
   EVENTS_CHANNEL,
   LOG_NOTICE,
   type LoggedEvent,
@@ -79,7 +80,7 @@ export class EventHub {
   /** Numbering rounds run one after the other on this chain. */
   private rounds: Promise<void> = Promise.resolve();
   /** The round queued on the chain that has not started yet (later requests join it). */
-  private queuedRound: Promise<void> | undefined;
+  private queuedRound: Promise<number> | undefined;
   /** Who waits for this replica to have read up to a seq. */
   private readWaiters: { seq: number; resolve: () => void }[] = [];
   private reading: Promise<void> | undefined;
@@ -279,7 +280,13 @@ export class EventHub {
    * that its client's next poll, on this replica, finds them.
    */
   async settle(): Promise<void> {
-    await this.requestRound();
+    for (;;) {
+      const numbered = await this.requestRound();
+      // None: another replica's round numbered them, and its NOTIFY may not have come yet.
+      if (numbered === 0) await this.catchUp();
+      // A full batch: more may wait behind it (the round has queued the next one).
+      if (numbered < EVENT_BATCH) break;
+    }
     await this.untilRead(this.readTarget);
   }
 
@@ -289,29 +296,37 @@ export class EventHub {
     return new Promise((resolve) => this.readWaiters.push({ seq, resolve }));
   }
 
-  /** A numbering round that starts after this call (joining one queued and not started). */
-  private requestRound(): Promise<void> {
-    if (this.closed) return Promise.resolve();
+  /**
+   * A numbering round that starts after this call (joining one queued and
+   * not started); resolves to how many events it numbered.
+   */
+  private requestRound(): Promise<number> {
+    if (this.closed) return Promise.resolve(0);
     if (this.queuedRound !== undefined) return this.queuedRound;
     const round = this.rounds.then(async () => {
       this.queuedRound = undefined;
       const numbered = await sequenceEvents(this.db);
       const first = numbered[0];
       const last = numbered.at(-1);
-      if (first === undefined || last === undefined) return;
+      if (first === undefined || last === undefined) return 0;
+      if (numbered.length === EVENT_BATCH) this.scheduleSequencing();
       // The round's events follow what this replica holds, and no read is under way
       // (it could bring them too): held as they are, without reading them back.
       if (this.reading === undefined && first.seq - first.span === this.lastSeq && !this.closed) {
         this.readTarget = Math.max(this.readTarget, last.seq);
         this.hold(numbered);
       } else this.readUpTo(last.seq);
+      return numbered.length;
     });
     this.queuedRound = round;
-    this.rounds = round.catch((error: unknown) => {
-      this.logger.warn({ err: error }, "could not number events");
-      // Try again shortly: committed events must not wait for the next send.
-      setTimeout(() => this.scheduleSequencing(), 100).unref();
-    });
+    this.rounds = round.then(
+      () => undefined,
+      (error: unknown) => {
+        this.logger.warn({ err: error }, "could not number events");
+        // Try again shortly: committed events must not wait for the next send.
+        setTimeout(() => this.scheduleSequencing(), 100).unref();
+      },
+    );
     return round;
   }
 
