@@ -81,6 +81,8 @@ export class EventHub {
   private rounds: Promise<void> = Promise.resolve();
   /** The round queued on the chain that has not started yet (later requests join it). */
   private queuedRound: Promise<number> | undefined;
+  /** Whether a `settle` waits on the queued round. */
+  private queuedForSettle = false;
   /** Who waits for this replica to have read up to a seq. */
   private readWaiters: { seq: number; resolve: () => void }[] = [];
   private reading: Promise<void> | undefined;
@@ -280,13 +282,8 @@ export class EventHub {
    * that its client's next poll, on this replica, finds them.
    */
   async settle(): Promise<void> {
-    for (;;) {
-      const numbered = await this.requestRound();
-      // None: another replica's round numbered them, and its NOTIFY may not have come yet.
-      if (numbered === 0) await this.catchUp();
-      // A full batch: more may wait behind it (the round has queued the next one).
-      if (numbered < EVENT_BATCH) break;
-    }
+    // A full batch: more may wait behind it (the round has queued the next one).
+    while ((await this.requestRound(true)) === EVENT_BATCH);
     await this.untilRead(this.readTarget);
   }
 
@@ -298,17 +295,26 @@ export class EventHub {
 
   /**
    * A numbering round that starts after this call (joining one queued and
-   * not started); resolves to how many events it numbered.
+   * not started); resolves to how many events it numbered. For `settle`, a
+   * round that numbers none also reads the log's position (once for all who
+   * wait on it): another replica's round may have numbered the events, and
+   * its NOTIFY not have come yet.
    */
-  private requestRound(): Promise<number> {
+  private requestRound(settling = false): Promise<number> {
     if (this.closed) return Promise.resolve(0);
+    if (settling) this.queuedForSettle = true;
     if (this.queuedRound !== undefined) return this.queuedRound;
     const round = this.rounds.then(async () => {
       this.queuedRound = undefined;
+      const wantsPosition = this.queuedForSettle;
+      this.queuedForSettle = false;
       const numbered = await sequenceEvents(this.db);
       const first = numbered[0];
       const last = numbered.at(-1);
-      if (first === undefined || last === undefined) return 0;
+      if (first === undefined || last === undefined) {
+        if (wantsPosition) await this.catchUp();
+        return 0;
+      }
       if (numbered.length === EVENT_BATCH) this.scheduleSequencing();
       // The round's events follow what this replica holds, and no read is under way
       // (it could bring them too): held as they are, without reading them back.
