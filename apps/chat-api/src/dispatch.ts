@@ -14,6 +14,8 @@ import { removeFile } from "./lib/upload-store";
 import type { Services } from "./services";
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
+/** Methods whose operations write nothing, so no events to wait for. */
+const SAFE_METHODS = new Set(["GET", "HEAD"]);
 
 /**
  * One request as the dispatcher and the access log see it, on either path to
@@ -265,7 +267,7 @@ export function dispatcher(services: Services, api: Api) {
         services.config.CHAT_MAX_JSON_DEPTH,
       );
       const file = upload?.file;
-      const data = await answeringAfterEvents(services.events, () =>
+      const call = () =>
         operation.handler({
           ...(file === undefined ? {} : { file }),
           realm: context.realm,
@@ -279,8 +281,11 @@ export function dispatcher(services: Services, api: Api) {
             subdomain: context.subdomain,
             client: exchange,
           },
-        }),
-      );
+        });
+      // GET and HEAD change nothing (polls, which wait for events, most of all).
+      const data = SAFE_METHODS.has(req.method ?? "")
+        ? await call()
+        : await answeringAfterEvents(services.events, call);
       const ignored = [...fields.keys()].filter((name) => !read.has(name));
       sendJson(res, exchange, 200, operation.bare ? data : renderSuccess(data, ignored));
     } finally {

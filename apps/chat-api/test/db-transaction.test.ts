@@ -98,6 +98,35 @@ describe("db.transaction", () => {
     expect(await committed()).toEqual(["p0", "p2", "p4"]);
   });
 
+  it("finds each transaction's connection when transactions start as others end, and after none was under way", async () => {
+    // Between transactions the context that carries the connection is switched off
+    // (no hook at every promise); one starting then, or as another ends, still finds its own.
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const one = (name: string, holdMs: number) =>
+      db.transaction(async (tx) => {
+        await tx.prisma.linkifier.create({ data: linkifier(name) });
+        await pause(holdMs);
+        const seen = await tx.q
+          .selectFrom("linkifiers")
+          .select("pattern")
+          .where("realm_id", "=", realmId)
+          .where("pattern", "=", name)
+          .execute();
+        return seen.map((row) => row.pattern);
+      });
+    expect(await one("alone-1", 0)).toEqual(["alone-1"]);
+    expect(await one("alone-2", 0)).toEqual(["alone-2"]);
+    const staggered = await Promise.all(
+      Array.from({ length: 8 }, async (_, i) => {
+        await pause(i * 3);
+        return one(`s${String(i)}`, (i % 3) * 4);
+      }),
+    );
+    expect(staggered).toEqual(Array.from({ length: 8 }, (_, i) => [`s${String(i)}`]));
+    expect(await one("alone-3", 0)).toEqual(["alone-3"]);
+    expect(await committed()).toHaveLength(11);
+  });
+
   it("gives PostgreSQL's bigint as the table types say (a string) on both databases", async () => {
     const outside = (await sql<{ big: string }>`SELECT 9007199254740993::int8 AS big`.execute(db.q))
       .rows[0]?.big;
