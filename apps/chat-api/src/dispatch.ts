@@ -4,7 +4,6 @@ import { JsonableError, renderError, renderSuccess } from "@repo/envelope";
 import type { Logger } from "pino";
 import { databaseUnavailableError, isDatabaseUnavailable } from "./db/unavailable";
 import type { Client } from "./events/polls";
-import { answeringAfterEvents } from "./events/queue";
 import { type AuthedUser, authenticate } from "./lib/auth";
 import { stringify } from "./lib/json-text";
 import type { AppMetrics } from "./lib/metrics";
@@ -14,8 +13,6 @@ import { removeFile } from "./lib/upload-store";
 import type { Services } from "./services";
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
-/** Methods whose operations write nothing, so no events to wait for. */
-const SAFE_METHODS = new Set(["GET", "HEAD"]);
 
 /**
  * One request as the dispatcher and the access log see it, on either path to
@@ -267,25 +264,20 @@ export function dispatcher(services: Services, api: Api) {
         services.config.CHAT_MAX_JSON_DEPTH,
       );
       const file = upload?.file;
-      const call = () =>
-        operation.handler({
-          ...(file === undefined ? {} : { file }),
-          realm: context.realm,
-          ...(user === undefined ? {} : { user }),
-          path: pathParams,
-          params: values,
-          request: {
-            id: exchange.id,
-            ip,
-            userAgent: req.headers["user-agent"] ?? "",
-            subdomain: context.subdomain,
-            client: exchange,
-          },
-        });
-      // GET and HEAD change nothing (polls, which wait for events, most of all).
-      const data = SAFE_METHODS.has(req.method ?? "")
-        ? await call()
-        : await answeringAfterEvents(services.events, call);
+      const data = await operation.handler({
+        ...(file === undefined ? {} : { file }),
+        realm: context.realm,
+        ...(user === undefined ? {} : { user }),
+        path: pathParams,
+        params: values,
+        request: {
+          id: exchange.id,
+          ip,
+          userAgent: req.headers["user-agent"] ?? "",
+          subdomain: context.subdomain,
+          client: exchange,
+        },
+      });
       const ignored = [...fields.keys()].filter((name) => !read.has(name));
       sendJson(res, exchange, 200, operation.bare ? data : renderSuccess(data, ignored));
     } finally {

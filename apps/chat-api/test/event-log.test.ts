@@ -3,6 +3,7 @@ import { type Database, createDatabase } from "../src/db/database";
 import pino from "pino";
 import { EVENT_BATCH, appendEvents, logPosition, pruneLog } from "../src/db/queries/events";
 import { EventHub } from "../src/events/hub";
+import { sendEvent } from "../src/events/queue";
 import { TEST_DB_KIND, type TestDatabase, freshDataDir, freshDatabase } from "./support/database";
 import { type TestServer, channelIds, startTestServer } from "./support/server";
 import { TEST_PGLITE_SHARED_BUFFERS } from "./support/templates";
@@ -309,6 +310,35 @@ describe("a request's wait for its events (EventHub.settle)", () => {
     await here.settle();
     expect(here.position).toBe(last);
     expect(here.held(7, last - 1)?.map((event) => event.seq)).toEqual([last]);
+  });
+
+  it("makes a transaction that wrote events return once the replica holds them, and no other wait", async () => {
+    const hub = new EventHub(db, quiet);
+    await hub.start();
+    let reads = 0;
+    const stopCounting = db.onEvents(() => {
+      reads++;
+      return Promise.resolve();
+    });
+    try {
+      const before = hub.position;
+      const draft = { type: "drafts", op: "remove", draft_id: 1 };
+      await db.transaction((tx) => sendEvent(tx, [9], draft));
+      // No NOTIFY has been awaited: the transaction itself waited for the replica.
+      expect(hub.held(9, before)?.map((event) => event.event_type)).toEqual(["drafts"]);
+      const afterOne = hub.position;
+      // A statement outside a transaction waits the same way.
+      await sendEvent(db, [9], { ...draft, draft_id: 2 });
+      expect(hub.held(9, afterOne)?.map((event) => event.event_type)).toEqual(["drafts"]);
+      expect(reads).toBe(2);
+      // Without events, a transaction waits for nothing.
+      await db.transaction((tx) => tx.q.selectFrom("realms").select("id").execute());
+      await db.transaction((tx) => sendEvent(tx, [], draft));
+      expect(reads).toBe(2);
+    } finally {
+      stopCounting();
+      await hub.stop();
+    }
   });
 
   it("numbers every event written before it, beyond one round's batch", async () => {

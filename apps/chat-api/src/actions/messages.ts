@@ -214,6 +214,7 @@ async function directRecipients(
 async function writeMessage(tx: Tx, prepared: PreparedMessage): Promise<number> {
   const { message, readers, flags, events } = prepared;
   await insertMessageRows(tx, message, readers, flags, events);
+  if (events.length > 0) await tx.wroteEvents();
   return message.id;
 }
 

@@ -68,6 +68,12 @@ export interface Database extends Tx {
    * same connection): committed when it resolves, rolled back when it throws.
    */
   transaction<T>(work: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  /**
+   * Registers `read`, which resolves once events committed before its call
+   * are read (an EventHub's `settle`), for {@link Tx.wroteEvents}; returns
+   * its removal.
+   */
+  onEvents(read: () => Promise<void>): () => void;
   /** Whether the database answers (for `/readyz`). */
   ping(): Promise<boolean>;
   /** Connection pool figures for metrics (PGlite: one connection). */
@@ -199,24 +205,39 @@ function wrap(
 ): Database {
   let closing: Promise<void> | undefined;
   const q = kyselyOver(sql);
+  const readers = new Set<() => Promise<void>>();
+  const readEvents = async (): Promise<void> => {
+    await Promise.all([...readers].map((read) => read()));
+  };
   return {
     kind,
     prisma,
     q,
     sql,
     poolStats,
+    wroteEvents: readEvents,
+    onEvents(read) {
+      readers.add(read);
+      return () => readers.delete(read);
+    },
     async transaction(work, options) {
       const once = async () => {
         const current: Opening = {};
+        let events = false;
         underWay++;
         try {
-          return await opening.run(current, () =>
+          const value = await opening.run(current, () =>
             prisma.$transaction((tx) => {
               if (current.session === undefined)
                 throw new Error("the transaction's connection was not noted");
-              return work(txOn(tx, current.session));
+              return work(
+                txOn(tx, current.session, () => {
+                  events = true;
+                }),
+              );
             }, options),
           );
+          return { value, events };
         } finally {
           if (--underWay === 0) opening.disable();
         }
@@ -225,12 +246,16 @@ function wrap(
       // kept nothing: it runs again, after a short random pause, before its
       // caller ever hears of it.
       for (let attempt = 1; ; attempt++) {
+        let done: { value: Awaited<ReturnType<typeof work>>; events: boolean };
         try {
-          return await once();
+          done = await once();
         } catch (error) {
           if (attempt >= TRANSACTION_ATTEMPTS || !isTransactionConflict(error)) throw error;
           await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+          continue;
         }
+        if (done.events) await readEvents();
+        return done.value;
       }
     },
     async ping() {

@@ -26,6 +26,15 @@ export type PrismaRunner = Prisma.TransactionClient;
 export interface Tx {
   readonly prisma: PrismaRunner;
   readonly q: Kysely<DB>;
+  /**
+   * Says that statements on it wrote events (`sendEvents`, a new message's
+   * statement). Inside a transaction it is noted, and the transaction, once
+   * committed, resolves after the event readers registered with the database
+   * (`Database.onEvents`: the replica's EventHub) have read them; outside
+   * one, the statement has committed and it waits for them now. So whoever
+   * wrote events, a request or not, goes on once this replica holds them.
+   */
+  wroteEvents(): Promise<void>;
 }
 
 /**
@@ -86,13 +95,17 @@ export function kyselyOver(session: SqlSession): Kysely<DB> {
 }
 
 /** The `Tx` of Prisma's client or transaction `prisma` and the session on its connection. */
-export function txOn(prisma: PrismaRunner, session: SqlSession): Tx {
+export function txOn(prisma: PrismaRunner, session: SqlSession, noteEvents: () => void): Tx {
   let q: Kysely<DB> | undefined;
   return {
     prisma,
     get q() {
       q ??= kyselyOver(session);
       return q;
+    },
+    wroteEvents() {
+      noteEvents();
+      return Promise.resolve();
     },
   };
 }

@@ -113,6 +113,12 @@ export class EventHub {
     this.unlistens.push(
       await this.db.sql.listen(EVENTS_CHANNEL, (payload) => this.heard(payload), restored),
     );
+    // Whoever writes events through this database goes on once this replica holds them.
+    const unregister = this.db.onEvents(() => this.settle());
+    this.unlistens.push(() => {
+      unregister();
+      return Promise.resolve();
+    });
     this.timers.push(
       setInterval(() => void this.flushBookkeeping(), BOOKKEEPING_MS),
       setInterval(() => void this.catchUp(), CATCH_UP_MS),
@@ -278,8 +284,9 @@ export class EventHub {
 
   /**
    * Resolves once the events committed before this call are numbered and
-   * read by this replica: a request that wrote events answers after it, so
-   * that its client's next poll, on this replica, finds them.
+   * read by this replica: whoever wrote events goes on after it
+   * (`Tx.wroteEvents`), so that a client's next poll, on this replica,
+   * finds the events of the request it was just answered.
    */
   async settle(): Promise<void> {
     // A full batch: more may wait behind it (the round has queued the next one).

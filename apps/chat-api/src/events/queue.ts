@@ -44,51 +44,27 @@ export async function sendEvents(
   events: readonly { userIds: readonly number[]; event: ChatEvent }[],
 ): Promise<void> {
   const rows = logRows(events);
-  if (rows.length > 0) await appendEvents(tx, rows);
+  if (rows.length === 0) return;
+  await appendEvents(tx, rows);
+  await tx.wroteEvents();
 }
 
 /**
  * The log rows of `events` (those with recipients), for a statement that
- * writes them with the change they describe (`insertMessageRows`); the
- * request that makes it then waits for them to be numbered, as after
- * {@link sendEvents}.
+ * writes them with the change they describe (`insertMessageRows`, after
+ * which its caller calls `tx.wroteEvents()`, as {@link sendEvents} does).
  */
 export function logRows(
   events: readonly { userIds: readonly number[]; event: ChatEvent }[],
 ): NewEvent[] {
-  const audible = events.filter(({ userIds }) => userIds.length > 0);
-  if (audible.length > 0) eventWrites++;
-  return audible.map(({ userIds, event }) => ({
-    userIds,
-    type: event.type,
-    payload: JSON.stringify(event),
-    span: eventSpan(event),
-  }));
-}
-
-/**
- * How many times this process has made event rows to write. A request
- * compares it before and after: no AsyncLocalStorage tells which request
- * wrote them (on Node 20 one costs a hook at every promise of the process).
- */
-let eventWrites = 0;
-
-/**
- * Runs `request` (a request that changes data) and, when events were
- * written meanwhile, waits until this replica has read them before it
- * resolves: a client's next poll on this replica finds the events of the
- * request it was just answered. Events another request wrote meanwhile make
- * it wait too, for at most the numbering round it would have waited for had
- * it written some.
- */
-export async function answeringAfterEvents<T>(
-  hub: EventHub,
-  request: () => T | Promise<T>,
-): Promise<T> {
-  const before = eventWrites;
-  const value = await request();
-  if (eventWrites !== before) await hub.settle();
-  return value;
+  return events
+    .filter(({ userIds }) => userIds.length > 0)
+    .map(({ userIds, event }) => ({
+      userIds,
+      type: event.type,
+      payload: JSON.stringify(event),
+      span: eventSpan(event),
+    }));
 }
 
 /**
