@@ -335,6 +335,19 @@ describe("a request's wait for its events (EventHub.settle)", () => {
       await db.transaction((tx) => tx.q.selectFrom("realms").select("id").execute());
       await db.transaction((tx) => sendEvent(tx, [], draft));
       expect(reads).toBe(2);
+      // A reader that fails does not turn a committed write into an error.
+      const stopFailing = db.onEvents(() => Promise.reject(new Error("no numbering round")));
+      try {
+        await expect(
+          db.transaction(async (tx) => {
+            await sendEvent(tx, [9], { ...draft, draft_id: 3 });
+            return "committed";
+          }),
+        ).resolves.toBe("committed");
+      } finally {
+        stopFailing();
+      }
+      expect(reads).toBe(3);
     } finally {
       stopCounting();
       await hub.stop();

@@ -206,8 +206,10 @@ function wrap(
   let closing: Promise<void> | undefined;
   const q = kyselyOver(sql);
   const readers = new Set<() => Promise<void>>();
+  // The events are committed: a reader that fails (it logs why) must not make
+  // the writer report a failure, and its client write it again.
   const readEvents = async (): Promise<void> => {
-    await Promise.all([...readers].map((read) => read()));
+    await Promise.all([...readers].map((read) => read().catch(() => undefined)));
   };
   return {
     kind,
