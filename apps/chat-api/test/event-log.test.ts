@@ -177,7 +177,7 @@ describe("the event log on two replicas", () => {
   it("writes nothing for a poll that finds nothing; its time and acknowledgement go in a batch", async () => {
     const iago = cast.iago as Person;
     const queue = await register(a, iago, ["drafts"]);
-    await a.services.events.flushBookkeeping();
+    await a.services.events.queues.flushBookkeeping();
     const stored = () =>
       db.prisma.eventQueue.findUniqueOrThrow({
         where: { id: queue },
@@ -187,7 +187,7 @@ describe("the event log on two replicas", () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect((await poll(a, iago, queue, -1)).events).toEqual([]);
     expect(await stored()).toEqual(before);
-    await a.services.events.flushBookkeeping();
+    await a.services.events.queues.flushBookkeeping();
     expect((await stored()).last_poll_time.getTime()).toBeGreaterThan(
       before.last_poll_time.getTime(),
     );

@@ -5,16 +5,14 @@ import {
   EVENTS_CHANNEL,
   LOG_NOTICE,
   type LoggedEvent,
-  type QueueRow,
   appendEvents,
   logPosition,
-  queueById,
   readLog,
   sequenceEvents,
-  writeQueueBookkeeping,
 } from "../db/queries/events";
 import { Polls } from "./polls";
-import { type QueueShape, type TextSource, queueShape } from "./shape";
+import { QueueDirectory } from "./queue-directory";
+import type { TextSource } from "./shape";
 
 /** Most events a replica keeps in memory (the newest); older ones are read from the log. */
 const TAIL_EVENTS = 5000;
@@ -35,14 +33,6 @@ export function isFor(event: HeldEvent, userId: number): boolean {
   return event.users.has(userId);
 }
 
-/** A queue as this replica knows it. */
-export interface QueueInfo extends QueueRow {
-  /** Event types asked for (undefined: all). */
-  types: Set<string> | undefined;
-  /** How its events look ({@link queueShape} of its options). */
-  shape: QueueShape;
-}
-
 /**
  * The events of every replica, for the long-polls of this one. Writers
  * append events to the log in their transactions (one row per event,
@@ -59,12 +49,8 @@ export interface QueueInfo extends QueueRow {
 export class EventHub {
   /** The long-polls of this replica. */
   readonly polls = new Polls();
-  private readonly queues = new Map<string, QueueInfo>();
-  /** Per queue: its user, acknowledgement and last poll time (ms since the epoch), to write. */
-  private readonly bookkeeping = new Map<
-    string,
-    { userId: number; ack: number; polledAt: number }
-  >();
+  /** The queues this replica knows, and its polls' bookkeeping. */
+  readonly queues: QueueDirectory;
   private readonly unlistens: (() => Promise<void>)[] = [];
   private readonly timers: NodeJS.Timeout[] = [];
   private closed = false;
@@ -92,7 +78,9 @@ export class EventHub {
   constructor(
     private readonly db: Database,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.queues = new QueueDirectory(db, logger, () => this.closed);
+  }
 
   /** Starts hearing events of every replica. */
   async start(): Promise<void> {
@@ -120,7 +108,7 @@ export class EventHub {
       return Promise.resolve();
     });
     this.timers.push(
-      setInterval(() => void this.flushBookkeeping(), BOOKKEEPING_MS),
+      setInterval(() => void this.queues.flushBookkeeping(), BOOKKEEPING_MS),
       setInterval(() => void this.catchUp(), CATCH_UP_MS),
     );
     for (const timer of this.timers) timer.unref();
@@ -148,7 +136,7 @@ export class EventHub {
     await this.rounds;
     await this.reading?.catch(() => undefined);
     for (const waiter of this.readWaiters.splice(0)) waiter.resolve();
-    await this.flushBookkeeping();
+    await this.queues.flushBookkeeping();
   }
 
   /** Whether the hub is stopping (polls answer at once with what they have). */
@@ -166,72 +154,10 @@ export class EventHub {
     return this.pruned;
   }
 
-  // ---- Queues ----
-
-  /** Queue `queueId` if this replica holds it in memory. */
-  knownQueue(queueId: string): QueueInfo | undefined {
-    return this.queues.get(queueId);
-  }
-
-  /** Queue `queueId` (from memory, else the database), or undefined. */
-  async queue(queueId: string): Promise<QueueInfo | undefined> {
-    const known = this.queues.get(queueId);
-    if (known !== undefined) return known;
-    const row = await queueById(this.db, queueId);
-    if (row === undefined) return undefined;
-    return this.remember(row);
-  }
-
-  /** Notes queue `row` (just created, or read). */
-  remember(row: QueueRow): QueueInfo {
-    const info: QueueInfo = {
-      ...row,
-      types: row.all_event_types ? undefined : new Set(row.event_types),
-      shape: queueShape(row.options),
-    };
-    if (!this.closed) this.queues.set(row.id, info);
-    return info;
-  }
-
-  /** Notes a poll of `queue` acknowledging up to `ack`, to be written with the next batch. */
-  notePoll(queue: QueueInfo, ack: number): void {
-    queue.last_event_id = Math.max(queue.last_event_id, ack);
-    const entry = this.bookkeeping.get(queue.id);
-    if (entry === undefined)
-      this.bookkeeping.set(queue.id, {
-        userId: queue.user_id,
-        ack: queue.last_event_id,
-        polledAt: Date.now(),
-      });
-    else {
-      entry.ack = queue.last_event_id;
-      entry.polledAt = Date.now();
-    }
-  }
-
   /** Forgets queue `queueId` (deleted on some replica) and wakes its polls. */
   forget(queueId: string): void {
-    this.queues.delete(queueId);
-    this.bookkeeping.delete(queueId);
+    this.queues.forget(queueId);
     this.polls.wakeQueue(queueId);
-  }
-
-  /**
-   * Writes the polls' bookkeeping noted so far (every few seconds), or only
-   * that of `userId`'s queues (before a registration of theirs picks queues
-   * to collect).
-   */
-  async flushBookkeeping(userId?: number): Promise<void> {
-    const entries: { id: string; ack: number; polledAt: Date }[] = [];
-    for (const [id, entry] of this.bookkeeping) {
-      if (userId !== undefined && entry.userId !== userId) continue;
-      entries.push({ id, ack: entry.ack, polledAt: new Date(entry.polledAt) });
-      this.bookkeeping.delete(id);
-    }
-    if (entries.length === 0) return;
-    await writeQueueBookkeeping(this.db, entries).catch((error: unknown) => {
-      this.logger.warn({ err: error }, "could not write event queue bookkeeping");
-    });
   }
 
   // ---- Events ----

@@ -4,7 +4,8 @@ import { randomUUID } from "node:crypto";
 import { BadEventQueueIdError, JsonableError } from "@repo/envelope";
 import type { Prisma } from "../gen/prisma/client";
 import type { Client, Watch } from "./polls";
-import { type EventHub, type HeldEvent, type QueueInfo, isFor } from "./hub";
+import { type EventHub, type HeldEvent, isFor } from "./hub";
+import type { QueueInfo } from "./queue-directory";
 import { eventSpan, shapedTexts } from "./shape";
 import {
   type NewEvent,
@@ -111,7 +112,7 @@ export async function createQueue(
 ): Promise<string> {
   const id = randomUUID();
   // The queues polled least recently are collected first: their poll times written now.
-  await hub.flushBookkeeping(user.id);
+  await hub.queues.flushBookkeeping(user.id);
   const row = {
     id,
     user_id: user.id,
@@ -122,7 +123,7 @@ export async function createQueue(
   };
   // One statement, its own transaction: concurrent registrations of the user cannot pass the cap.
   const start = await insertQueue(db, row, queue.maxPerUser - 1);
-  hub.remember({ ...row, last_event_id: start });
+  hub.queues.remember({ ...row, last_event_id: start });
   return id;
 }
 
@@ -184,7 +185,7 @@ export async function pollEvents(
 ): Promise<string[]> {
   const { queueId } = poll;
   const current = async (): Promise<QueueInfo> => {
-    const queue = await hub.queue(queueId);
+    const queue = await hub.queues.get(queueId);
     if (queue?.user_id !== userId) throw badQueue(queueId);
     return queue;
   };
@@ -193,7 +194,7 @@ export async function pollEvents(
   // Past every numbered event (a client's mistake, or malice), it counts up to the last one: else
   // the queue would wait for ids nobody sends, and its heartbeat for a log that long.
   if (ack > hub.position) ack = Math.min(ack, (await logPosition(db)).last);
-  hub.notePoll(queue, ack);
+  hub.queues.notePoll(queue, ack);
   const after = queue.last_event_id;
   // Events it has not acknowledged were pruned: the client must register again.
   if (after < hub.prunedUpTo) throw badQueue(queueId);
@@ -207,14 +208,14 @@ export async function pollEvents(
     let watch: Watch | undefined;
     let texts: string[];
     const upTo = hub.position;
-    const held = hub.knownQueue(queueId) === queue ? hub.held(userId, scanned) : undefined;
+    const held = hub.queues.known(queueId) === queue ? hub.held(userId, scanned) : undefined;
     if (held !== undefined) texts = eventTexts(queue, held, after);
     else {
       const waiting = hub.polls.watch(userId, queueId, queue.types);
       watch = waiting;
       try {
         // Still there? (Deleted on any replica, it is gone from memory: the database says.)
-        if (hub.knownQueue(queueId) !== queue) await current();
+        if (hub.queues.known(queueId) !== queue) await current();
         const events = hub.held(userId, scanned) ?? (await readLogFor(db, userId, scanned));
         texts = eventTexts(queue, events, after);
       } catch (error) {
