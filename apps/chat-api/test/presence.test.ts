@@ -141,6 +141,28 @@ describe("presence", () => {
     );
   });
 
+  it("answers a row written by any statement with that statement's times (the entry is the database's)", async () => {
+    await report("cordelia", { status: "active" });
+    const connected = new Date("2026-11-20T10:00:05.900Z");
+    const written = await server.db.prisma.presence.update({
+      where: { user_id: cast.id("cordelia") },
+      data: { last_connected_time: connected, last_active_time: null, last_update_id: 2 ** 30 },
+    });
+    expect(written.slim_entry).toBe(
+      `"${String(cast.id("cordelia"))}":{"active_timestamp":0,"idle_timestamp":${String(Math.floor(connected.getTime() / 1000))}}`,
+    );
+    const reply = await server.call("POST", "/api/v1/users/me/presence", {
+      ...as("hamlet"),
+      form: { status: "active", ping_only: false, last_update_id: 2 ** 30 - 1 },
+    });
+    expect(reply.body.presences).toEqual({
+      [String(cast.id("cordelia"))]: {
+        active_timestamp: 0,
+        idle_timestamp: Math.floor(connected.getTime() / 1000),
+      },
+    });
+  });
+
   it("sends a presence event to the realm when a status changes", async () => {
     const queue = await presenceQueue("cordelia");
     await report("othello", { status: "idle" });

@@ -108,7 +108,7 @@ export async function realmPresences(
   tx: Tx,
   viewer: AuthedUser,
   query: PresenceQuery,
-): Promise<(Presence & { email: string })[]> {
+): Promise<(Omit<Presence, "slim_entry"> & { email: string })[]> {
   // Kysely: every client polls this, and Prisma's per-row cost was most of its time.
   const rows = await recentPresences(tx, viewer.realm_id, sinceOf(query), query.afterUpdateId);
   const accessible = await presenceAccess(tx, viewer, query.limitToAccessible);

@@ -191,8 +191,7 @@ function recentRows(
     .where("u.is_bot", "=", false)
     .$if(afterUpdateId !== undefined, (query) =>
       query.where("p.last_update_id", ">", afterUpdateId ?? 0),
-    )
-    .orderBy("p.user_id");
+    );
 }
 
 /**
@@ -205,14 +204,16 @@ export function realmPresencesQuery(
   since: Date,
   afterUpdateId: number | undefined,
 ) {
-  return recentRows(q, realmId, since, afterUpdateId).select([
-    "p.user_id",
-    "p.realm_id",
-    "p.last_connected_time",
-    "p.last_active_time",
-    "p.last_update_id",
-    "u.email",
-  ]);
+  return recentRows(q, realmId, since, afterUpdateId)
+    .select([
+      "p.user_id",
+      "p.realm_id",
+      "p.last_connected_time",
+      "p.last_active_time",
+      "p.last_update_id",
+      "u.email",
+    ])
+    .orderBy("p.user_id");
 }
 
 /** {@link realmPresencesQuery}, run on `tx`. */
@@ -232,7 +233,8 @@ export function recentPresences(
  * `JSON.stringify` would give (keys, which are user ids, in ascending order,
  * as a JavaScript object orders them); and the realm's newest update number
  * (-1: none). Every client of a big realm asks for this each minute: one row
- * of text instead of a row per user to parse and serialize again.
+ * of text instead of a row per user to parse and serialize again, joined from
+ * each row's own entry (`slim_entry`, made by a trigger when the row is written).
  */
 export async function presenceTimesJson(
   tx: Tx,
@@ -245,20 +247,13 @@ export async function presenceTimesJson(
     .$if(only !== undefined, (query) =>
       query.where("p.user_id", "=", sql<number>`ANY(${[...(only ?? [])]}::int[])`),
     )
-    .select([
-      "p.user_id",
-      sql<number>`coalesce(floor(extract(epoch FROM p.last_active_time)), 0)::int`.as(
-        "active_timestamp",
-      ),
-      sql<number>`floor(extract(epoch FROM p.last_connected_time))::int`.as("idle_timestamp"),
-    ]);
+    .select(["p.user_id", "p.slim_entry"]);
   return tx.q
     .selectFrom(rows.as("r"))
     .select([
-      sql<string>`'{' || coalesce(string_agg(
-        '"' || r.user_id || '":{"active_timestamp":' || r.active_timestamp
-          || ',"idle_timestamp":' || r.idle_timestamp || '}',
-        ',' ORDER BY r.user_id), '') || '}'`.as("json"),
+      sql<string>`'{' || coalesce(string_agg(r.slim_entry, ',' ORDER BY r.user_id), '') || '}'`.as(
+        "json",
+      ),
       sql<number>`(SELECT coalesce(max(last_update_id), -1) FROM presences
                    WHERE realm_id = ${realmId})`.as("last_update_id"),
     ])
