@@ -104,6 +104,37 @@ describe("POST /api/v1/messages/flags", () => {
     expect((await drain()).map((e) => e.op)).toEqual(["remove"]);
   });
 
+  it("names in its event only the messages it changed, ascending, whatever order they came in", async () => {
+    const drain = await listen("othello");
+    const [first, second, third] = [
+      await send("hamlet", { type: "direct", to: `[${id("othello")}]`, content: "one" }),
+      await send("hamlet", { type: "direct", to: `[${id("othello")}]`, content: "two" }),
+      await send("hamlet", { type: "direct", to: `[${id("othello")}]`, content: "three" }),
+    ];
+    await post("othello", "/messages/flags", {
+      messages: JSON.stringify([second]),
+      op: "add",
+      flag: "read",
+    });
+    await post("othello", "/messages/flags", {
+      messages: JSON.stringify([third, second, first, third]),
+      op: "add",
+      flag: "read",
+    });
+    const events = await drain();
+    expect(events.map((e) => e.messages)).toEqual([[second], [first, third]]);
+    expect(events[1]).toEqual({
+      type: "update_message_flags",
+      op: "add",
+      operation: "add",
+      flag: "read",
+      messages: [first, third],
+      all: false,
+    });
+    for (const message of [first, second, third])
+      expect(await flagsOf("othello", message)).toEqual(["read"]);
+  });
+
   it("marks read and unread; unread again carries message_details", async () => {
     const drain = await listen("othello");
     const message = await send("hamlet", {

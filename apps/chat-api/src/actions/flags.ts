@@ -1,8 +1,8 @@
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
-import { markChannelRead, markReadBatch, setFlag } from "../db/queries/messages";
-import { sendEvent } from "../events/queue";
+import { markChannelRead, markReadBatch, setFlag, setFlagWithEvent } from "../db/queries/messages";
+import { logRows, sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
 import { MENTION_FLAGS, MESSAGE_FLAGS, type MessageFlag } from "../lib/message-flags";
 import { accessChannelById } from "./channels";
@@ -64,27 +64,38 @@ async function messageDetails(tx: Tx, userId: number, ids: readonly number[]) {
   );
 }
 
-/** Changes a flag on some of the user's messages inside `tx` and tells their clients; the changed ids. */
+/**
+ * Changes a flag on some of the user's messages and tells their clients, in
+ * one transaction; the changed ids. Its event names the changed messages, so
+ * the change and the event are one statement (made read, the most frequent
+ * change of all), except when `read` is cleared: that event also carries
+ * what the client needs to count the messages unread again, read in the
+ * transaction after the change.
+ */
 async function changeFlag(
-  tx: Tx,
+  db: Database,
   user: AuthedUser,
   ids: readonly number[],
   op: "add" | "remove",
   flag: string,
 ): Promise<number[]> {
-  const changed = await setFlag(tx, user.id, ids, editableFlag(flag), op === "add");
-  if (changed.length > 0)
-    await sendEvent(tx, [user.id], {
-      type: "update_message_flags",
-      op,
-      operation: op,
-      flag,
-      messages: changed,
-      all: false,
-      ...(op === "remove" && flag === "read"
-        ? { message_details: await messageDetails(tx, user.id, changed) }
-        : {}),
+  const bit = editableFlag(flag);
+  const event = { type: "update_message_flags", op, operation: op, flag, all: false };
+  if (op === "remove" && flag === "read")
+    return db.transaction(async (tx) => {
+      const changed = await setFlag(tx, user.id, ids, bit, false);
+      if (changed.length > 0)
+        await sendEvent(tx, [user.id], {
+          ...event,
+          messages: changed,
+          message_details: await messageDetails(tx, user.id, changed),
+        });
+      return changed;
     });
+  const [row] = logRows([{ userIds: [user.id], event: { ...event, messages: [] } }]);
+  if (row === undefined) return [];
+  const changed = await setFlagWithEvent(db, user.id, ids, bit, op === "add", row);
+  if (changed.length > 0) await db.wroteEvents();
   return changed;
 }
 
@@ -100,8 +111,7 @@ export async function doUpdateFlags(
   op: "add" | "remove",
   flag: string,
 ): Promise<void> {
-  editableFlag(flag);
-  await db.transaction((tx) => changeFlag(tx, user, [...new Set(ids)], op, flag));
+  await changeFlag(db, user, [...new Set(ids)], op, flag);
 }
 
 /**
@@ -119,7 +129,7 @@ export async function doUpdateFlagsForNarrow(
   editableFlag(flag);
   const window = await messageWindow(db, user, query);
   const ids = window.rows.map((r) => r.message_id);
-  const changed = await db.transaction((tx) => changeFlag(tx, user, ids, op, flag));
+  const changed = await changeFlag(db, user, ids, op, flag);
   return {
     processed_count: ids.length,
     updated_count: changed.length,

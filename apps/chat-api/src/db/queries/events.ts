@@ -71,6 +71,36 @@ export function logInsert(db: QueryCreator<DB>, events: readonly NewEvent[]) {
     .returning("id");
 }
 
+/**
+ * The INSERT of `event` with its list `field` set to what a CTE of the same
+ * statement returned (`source`, its column `column`), ascending, and only
+ * when it returned something: an event that names what its statement
+ * changed (a flag change names the messages whose flag changed), written by
+ * that statement. `event.payload` holds the rest (the list's value there is
+ * replaced). Returns its id, read through {@link logNotice} as for
+ * {@link logInsert}.
+ */
+export function logInsertNaming(
+  db: QueryCreator<DB>,
+  event: NewEvent,
+  field: string,
+  source: string,
+  column: string,
+) {
+  const value = sql.ref(`${source}.${column}`);
+  return db
+    .insertInto("event_log")
+    .columns(["user_ids", "event_type", "payload", "span"])
+    .expression(
+      sql`SELECT ${intArrayLiteral(event.userIds)}::int[], ${event.type},
+                 jsonb_set(cast(${event.payload} as jsonb), ${`{${field}}`}::text[], named.list),
+                 ${event.span}::int
+          FROM (SELECT jsonb_agg(${value} ORDER BY ${value}) AS list FROM ${sql.table(source)}) AS named
+          WHERE named.list IS NOT NULL`,
+    )
+    .returning("id");
+}
+
 /** The column that asks for the sequencers' notification (`log`), selected from a {@link logInsert}. */
 export const logNotice = sql<string>`cast(pg_notify(${EVENTS_CHANNEL}, ${LOG_NOTICE}) as text)`.as(
   "sent",

@@ -1,8 +1,8 @@
-import { type Kysely, sql } from "kysely";
+import { type Kysely, type QueryCreator, sql } from "kysely";
 import type { DB } from "../../gen/kysely/tables";
 import type { Tx } from "../kysely";
 import { intArrayLiteral } from "./text";
-import { type NewEvent, logInsert, logNotice } from "./events";
+import { type NewEvent, logInsert, logInsertNaming, logNotice } from "./events";
 
 /**
  * One batch of marking read: sets flag bit `read` on user `userId`'s newest
@@ -39,9 +39,30 @@ export async function markReadBatch(
 }
 
 /**
- * Sets (`on`) or clears flag bit `bit` on user `userId`'s messages among
- * `ids` where it is not already so; answers the ids it changed.
+ * The UPDATE that sets (`on`) or clears flag bit `bit` on user `userId`'s
+ * messages among `ids` (not empty) where it is not already so, returning the
+ * ids it changed.
  */
+function setFlagQuery(
+  q: QueryCreator<DB>,
+  userId: number,
+  ids: readonly number[],
+  bit: bigint,
+  on: boolean,
+) {
+  const flag = bit.toString();
+  return q
+    .updateTable("user_messages")
+    .set((eb) => ({
+      flags: on ? eb("flags", "|", eb.val(flag)) : eb("flags", "&", eb.val((~bit).toString())),
+    }))
+    .where("user_id", "=", userId)
+    .where("message_id", "in", [...ids])
+    .where((eb) => eb(eb("flags", "&", eb.val(flag)), on ? "=" : "!=", "0"))
+    .returning("message_id");
+}
+
+/** {@link setFlagQuery}, run on `tx`: the ids it changed, ascending. */
 export async function setFlag(
   tx: Tx,
   userId: number,
@@ -50,18 +71,40 @@ export async function setFlag(
   on: boolean,
 ): Promise<number[]> {
   if (ids.length === 0) return [];
-  const flag = bit.toString();
-  const rows = await tx.q
-    .updateTable("user_messages")
-    .set((eb) => ({
-      flags: on ? eb("flags", "|", eb.val(flag)) : eb("flags", "&", eb.val((~bit).toString())),
-    }))
-    .where("user_id", "=", userId)
-    .where("message_id", "in", [...ids])
-    .where((eb) => eb(eb("flags", "&", eb.val(flag)), on ? "=" : "!=", "0"))
-    .returning("message_id")
-    .execute();
+  const rows = await setFlagQuery(tx.q, userId, ids, bit, on).execute();
   return rows.map((r) => r.message_id).sort((a, b) => a - b);
+}
+
+/**
+ * {@link setFlag} and its event in one statement (a transaction by itself):
+ * `event` is written with its `messages` set to the ids that changed, when
+ * some did. Answers those ids, ascending; the caller then calls
+ * `tx.wroteEvents()` if there are any.
+ */
+export async function setFlagWithEvent(
+  tx: Tx,
+  userId: number,
+  ids: readonly number[],
+  bit: bigint,
+  on: boolean,
+  event: NewEvent,
+): Promise<number[]> {
+  if (ids.length === 0) return [];
+  const row = await tx.q
+    .with("changed", (db) => setFlagQuery(db, userId, ids, bit, on))
+    // Built on `tx.q`: it names "changed" in SQL text, not through the builder's types.
+    .with("written", () => logInsertNaming(tx.q, event, "messages", "changed", "message_id"))
+    .selectFrom("written")
+    .select([
+      logNotice,
+      sql<
+        number[]
+      >`(SELECT array_to_json(array_agg(message_id ORDER BY message_id)) FROM changed)`.as("ids"),
+    ])
+    // Nothing changed, nothing written: no row, no notification.
+    .limit(1)
+    .executeTakeFirst();
+  return row?.ids ?? [];
 }
 
 /**
