@@ -125,6 +125,11 @@ export async function startTestServer(
     const response = await request(`${url}${path}${query}`, {
       method: method as "GET",
       headers,
+      // A connection per call. The server runs in this process: a statement that
+      // holds its event loop (PGlite's, over seconds under load) outlasts Node's
+      // 5 s keep-alive, and the next call reused a connection the server was
+      // closing: ECONNRESET, seen in hostile-session.test.ts's 5,001-message move.
+      reset: true,
       ...(body === undefined ? {} : { body }),
     });
     const text = await response.body.text();
