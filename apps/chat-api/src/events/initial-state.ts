@@ -65,119 +65,135 @@ export async function fetchInitialState(
   const wants = (type: string) => wanted === undefined || wanted.includes(type);
   const topicName = (topic: string) =>
     topic === "" && !capabilities.emptyTopicName ? EMPTY_TOPIC_DISPLAY_NAME : topic;
-  const state: State = {};
+  // Every part is read at once (each statement on a pool connection of its
+  // own): a register waits for the slowest part, not for their sum. The
+  // parts are put together in the order they are listed here.
+  const parts: Promise<State>[] = [];
+  const part = (read: () => Promise<State>) => parts.push(read());
   // The user's own row, read once for the parts that need it.
-  let row: User | undefined;
-  const ownRow = async () =>
-    (row ??= await db.prisma.user.findUniqueOrThrow({ where: { id: user.id } }));
-  if (wants("alert_words")) state.alert_words = await listAlertWords(db, user.id);
+  let row: Promise<User> | undefined;
+  const ownRow = () => (row ??= db.prisma.user.findUniqueOrThrow({ where: { id: user.id } }));
+  if (wants("alert_words")) part(async () => ({ alert_words: await listAlertWords(db, user.id) }));
   if (wants("channel_folders"))
-    state.channel_folders = await listChannelFolders(db, realm.id, true);
-  if (wants("custom_profile_fields")) {
-    state.custom_profile_fields = await listProfileFields(db, realm.id);
-  }
-  if (wants("default_streams")) {
-    const defaults = await db.prisma.channel.findMany({
-      where: { realm_id: realm.id, is_default_stream: true, is_archived: false },
-      select: { id: true },
-      orderBy: { id: "asc" },
+    part(async () => ({ channel_folders: await listChannelFolders(db, realm.id, true) }));
+  if (wants("custom_profile_fields"))
+    part(async () => ({ custom_profile_fields: await listProfileFields(db, realm.id) }));
+  if (wants("default_streams"))
+    part(async () => {
+      const defaults = await db.prisma.channel.findMany({
+        where: { realm_id: realm.id, is_default_stream: true, is_archived: false },
+        select: { id: true },
+        orderBy: { id: "asc" },
+      });
+      return { realm_default_streams: defaults.map((c) => c.id) };
     });
-    state.realm_default_streams = defaults.map((c) => c.id);
-  }
-  if (wants("default_stream_groups")) state.realm_default_stream_groups = [];
+  if (wants("default_stream_groups"))
+    part(() => Promise.resolve({ realm_default_stream_groups: [] }));
   if (wants("drafts"))
-    state.drafts = (await ownRow()).enable_drafts_synchronization
-      ? await listDrafts(db, user.id)
-      : [];
-  if (wants("message")) state.max_message_id = await newestMessageId(db, user.id);
+    part(async () => ({
+      drafts: (await ownRow()).enable_drafts_synchronization ? await listDrafts(db, user.id) : [],
+    }));
+  if (wants("message")) part(async () => ({ max_message_id: await newestMessageId(db, user.id) }));
   if (wants("message") && wants("update_message_flags"))
-    state.unread_msgs = await unreadState(db, user.id, topicName);
-  if (wants("muted_topics")) {
-    const muted = await db.prisma.userTopic.findMany({
-      where: { user_id: user.id, visibility_policy: 1 },
-      include: { channel: { select: { name: true } } },
-      orderBy: { id: "asc" },
+    part(async () => ({ unread_msgs: await unreadState(db, user.id, topicName) }));
+  if (wants("muted_topics"))
+    part(async () => {
+      const muted = await db.prisma.userTopic.findMany({
+        where: { user_id: user.id, visibility_policy: 1 },
+        include: { channel: { select: { name: true } } },
+        orderBy: { id: "asc" },
+      });
+      return {
+        muted_topics: muted.map((t) => [
+          t.channel.name,
+          topicName(t.topic_name),
+          Math.floor(t.last_updated.getTime() / 1000),
+        ]),
+      };
     });
-    state.muted_topics = muted.map((t) => [
-      t.channel.name,
-      topicName(t.topic_name),
-      Math.floor(t.last_updated.getTime() / 1000),
-    ]);
-  }
-  if (wants("muted_users")) state.muted_users = [];
-  if (wants("navigation_views")) state.navigation_views = [];
-  if (wants("onboarding_steps")) {
-    state.onboarding_steps = [];
-    state.navigation_tour_video_url = null;
-  }
-  if (wants("presence")) {
-    const rows = await realmPresences(db, user, {
-      limitToAccessible: request.limitPresenceToAccessible,
-      ...(request.presenceHistoryDays === undefined
-        ? {}
-        : { historyDays: request.presenceHistoryDays }),
+  if (wants("muted_users")) part(() => Promise.resolve({ muted_users: [] }));
+  if (wants("navigation_views")) part(() => Promise.resolve({ navigation_views: [] }));
+  if (wants("onboarding_steps"))
+    part(() => Promise.resolve({ onboarding_steps: [], navigation_tour_video_url: null }));
+  if (wants("presence"))
+    part(async () => {
+      const [rows, lastUpdateId] = await Promise.all([
+        realmPresences(db, user, {
+          limitToAccessible: request.limitPresenceToAccessible,
+          ...(request.presenceHistoryDays === undefined
+            ? {}
+            : { historyDays: request.presenceHistoryDays }),
+        }),
+        lastPresenceUpdateId(db, realm.id),
+      ]);
+      return {
+        presences: Object.fromEntries(
+          rows.map((p) => [request.slimPresence ? String(p.user_id) : p.email, legacyPresence(p)]),
+        ),
+        server_timestamp: Date.now() / 1000,
+        presence_last_update_id: lastUpdateId,
+      };
     });
-    state.presences = Object.fromEntries(
-      rows.map((p) => [request.slimPresence ? String(p.user_id) : p.email, legacyPresence(p)]),
-    );
-    state.server_timestamp = Date.now() / 1000;
-    state.presence_last_update_id = await lastPresenceUpdateId(db, realm.id);
-  }
-  if (wants("realm")) Object.assign(state, await realmState(db, config, realm));
-  if (wants("realm_bot")) state.realm_bots = await ownBots(db, user);
-  if (wants("realm_emoji")) state.realm_emoji = {};
-  if (wants("realm_filters")) state.realm_filters = await listLegacyFilters(db, realm.id);
-  if (wants("realm_linkifiers")) state.realm_linkifiers = await listLinkifiers(db, realm.id);
-  if (wants("realm_user"))
-    Object.assign(state, await peopleState(db, realm, user, request.clientGravatar));
+  if (wants("realm")) part(() => realmState(db, config, realm));
+  if (wants("realm_bot")) part(async () => ({ realm_bots: await ownBots(db, user) }));
+  if (wants("realm_emoji")) part(() => Promise.resolve({ realm_emoji: {} }));
+  if (wants("realm_filters"))
+    part(async () => ({ realm_filters: await listLegacyFilters(db, realm.id) }));
+  if (wants("realm_linkifiers"))
+    part(async () => ({ realm_linkifiers: await listLinkifiers(db, realm.id) }));
+  if (wants("realm_user")) part(() => peopleState(db, realm, user, request.clientGravatar));
   if (wants("realm_user_groups"))
-    state.realm_user_groups = await listUserGroups(
-      db,
-      realm.id,
-      capabilities.includeDeactivatedGroups,
-    );
+    part(async () => ({
+      realm_user_groups: await listUserGroups(db, realm.id, capabilities.includeDeactivatedGroups),
+    }));
   if (wants("recent_private_conversations"))
-    state.recent_private_conversations = await recentConversations(db, user.id);
-  if (wants("reminders")) state.reminders = await listReminders(db, user.id);
-  if (wants("saved_snippets")) state.saved_snippets = await listSavedSnippets(db, user.id);
-  if (wants("scheduled_messages")) state.scheduled_messages = [];
+    part(async () => ({ recent_private_conversations: await recentConversations(db, user.id) }));
+  if (wants("reminders")) part(async () => ({ reminders: await listReminders(db, user.id) }));
+  if (wants("saved_snippets"))
+    part(async () => ({ saved_snippets: await listSavedSnippets(db, user.id) }));
+  if (wants("scheduled_messages")) part(() => Promise.resolve({ scheduled_messages: [] }));
   if (wants("starred_messages"))
-    state.starred_messages = await messagesFlagged(db, user.id, MESSAGE_FLAGS.starred);
-  if (wants("stream")) {
-    const channels = await listChannels(db, user, {
-      includePublic: true,
-      includeWebPublic: true,
-      includeSubscribed: true,
-      excludeArchived: true,
-      includeAll: false,
-      includeDefault: false,
-      includeOwnerSubscribed: false,
-      includeCanAccessContent: false,
+    part(async () => ({
+      starred_messages: await messagesFlagged(db, user.id, MESSAGE_FLAGS.starred),
+    }));
+  if (wants("stream"))
+    part(async () => {
+      const channels = await listChannels(db, user, {
+        includePublic: true,
+        includeWebPublic: true,
+        includeSubscribed: true,
+        excludeArchived: true,
+        includeAll: false,
+        includeDefault: false,
+        includeOwnerSubscribed: false,
+        includeCanAccessContent: false,
+      });
+      return { streams: await channelViews(db, channels) };
     });
-    state.streams = await channelViews(db, channels);
-  }
   if (wants("subscription"))
-    Object.assign(
-      state,
-      await subscriptionState(db, user, await ownRow(), {
+    part(async () =>
+      subscriptionState(db, user, await ownRow(), {
         includeSubscribers: request.includeSubscribers,
         notificationSettingsNull: capabilities.notificationSettingsNull,
       }),
     );
-  if (wants("user_settings")) state.user_settings = userSettings(await ownRow());
-  if (wants("user_status")) state.user_status = await realmStatuses(db, realm.id);
-  if (wants("user_topic")) {
-    const topics = await db.prisma.userTopic.findMany({
-      where: { user_id: user.id },
-      orderBy: { id: "asc" },
+  if (wants("user_settings")) part(async () => ({ user_settings: userSettings(await ownRow()) }));
+  if (wants("user_status")) part(async () => ({ user_status: await realmStatuses(db, realm.id) }));
+  if (wants("user_topic"))
+    part(async () => {
+      const topics = await db.prisma.userTopic.findMany({
+        where: { user_id: user.id },
+        orderBy: { id: "asc" },
+      });
+      return {
+        user_topics: topics.map((t) => ({
+          stream_id: t.channel_id,
+          topic_name: topicName(t.topic_name),
+          last_updated: Math.floor(t.last_updated.getTime() / 1000),
+          visibility_policy: t.visibility_policy,
+        })),
+      };
     });
-    state.user_topics = topics.map((t) => ({
-      stream_id: t.channel_id,
-      topic_name: topicName(t.topic_name),
-      last_updated: Math.floor(t.last_updated.getTime() / 1000),
-      visibility_policy: t.visibility_policy,
-    }));
-  }
-  if (wants("video_calls")) state.has_zoom_token = false;
-  return state;
+  if (wants("video_calls")) part(() => Promise.resolve({ has_zoom_token: false }));
+  return Object.assign({}, ...(await Promise.all(parts))) as State;
 }
