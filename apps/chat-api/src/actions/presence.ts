@@ -48,10 +48,12 @@ export function legacyPresence(p: PresenceTimes) {
 /**
  * Records the caller's presence (`active` updates both times, `idle` only the
  * connection time) with a new update number: in one statement when nothing
- * changes that others hear of, else in one transaction. When the status
- * changed or the user was offline, the realm hears a `presence` event
- * unless its audience is over `eventsUserLimit` (Zulip's rule: such events
- * cost quadratic work in big realms, whose clients ping every minute).
+ * changes that others hear of. When the status changed or the user was
+ * offline, the realm hears a `presence` event unless its audience is over
+ * `eventsUserLimit` (Zulip's rule: such events cost quadratic work in big
+ * realms, whose clients ping every minute): the audience is read first, and
+ * the change is one more statement past the limit, else a transaction with
+ * its event.
  */
 export async function doUpdatePresence(
   db: Database,
@@ -60,21 +62,25 @@ export async function doUpdatePresence(
   limits: { limitToAccessible: boolean; eventsUserLimit: number },
 ): Promise<void> {
   const now = new Date();
+  const active = status === "active";
   // Most pings change nothing others hear of: one statement, no transaction of their own.
-  if (await refreshPresence(db, user, now, status === "active", OFFLINE_THRESHOLD_MS)) return;
+  if (await refreshPresence(db, user, now, active, OFFLINE_THRESHOLD_MS)) return;
+  // One more than the limit tells "past it" without reading a large realm's every user.
+  const atMost = limits.eventsUserLimit + 1;
+  const audience = limits.limitToAccessible
+    ? await presenceAudience(db, user.realm_id, user.id, atMost)
+    : await realmAudience(db, user.realm_id, atMost);
+  if (audience.length > limits.eventsUserLimit) {
+    await recordPresence(db, user, now, active);
+    return;
+  }
   await db.transaction(async (tx) => {
-    const { before, after } = await recordPresence(tx, user, now, status === "active");
+    const { before, after } = await recordPresence(tx, user, now, active);
     const changed =
       before === undefined ||
       presenceStatus(before) !== status ||
       now.getTime() - before.last_connected_time.getTime() > OFFLINE_THRESHOLD_MS;
     if (!changed) return;
-    // One more than the limit tells "past it" without reading a large realm's every user.
-    const atMost = limits.eventsUserLimit + 1;
-    const audience = limits.limitToAccessible
-      ? await presenceAudience(tx, user.realm_id, user.id, atMost)
-      : await realmAudience(tx, user.realm_id, atMost);
-    if (audience.length > limits.eventsUserLimit) return;
     await sendEvent(tx, audience, {
       type: "presence",
       user_id: user.id,
