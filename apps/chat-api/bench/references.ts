@@ -34,7 +34,7 @@ import { channelVisibilityQuery } from "../src/db/queries/channels";
 import { draftCheckQuery, updateDraftQuery } from "../src/db/queries/drafts";
 import { EVENTS_CHANNEL, LOG_NOTICE, appendEventsQuery } from "../src/db/queries/events";
 import { intArrayLiteral } from "../src/db/queries/text";
-import { markReadBatchQuery } from "../src/db/queries/messages";
+import { markReadBatchQuery } from "../src/db/queries/flags";
 import { realmPresencesQuery } from "../src/db/queries/presence";
 import { groupMembershipQuery } from "../src/db/queries/user-groups";
 import type { DB } from "../src/gen/kysely/tables";

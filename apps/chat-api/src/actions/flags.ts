@@ -1,7 +1,7 @@
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
-import { markChannelRead, markReadBatch, setFlag, setFlagWithEvent } from "../db/queries/messages";
+import { markChannelRead, markReadBatch, setFlag, setFlagWithEvent } from "../db/queries/flags";
 import { logRows, sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
 import { MENTION_FLAGS, MESSAGE_FLAGS, type MessageFlag } from "../lib/message-flags";
