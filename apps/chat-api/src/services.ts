@@ -5,6 +5,7 @@ import { AuthCache } from "./lib/auth";
 import { CacheBus } from "./lib/cache-bus";
 import type { Config } from "./lib/config";
 import { type AppMetrics, createMetrics } from "./lib/metrics";
+import { PresenceBoards } from "./lib/presence-boards";
 import { type RateLimiter, createRateLimiter, unlimited } from "./lib/rate-limit";
 import { RealmDirectory } from "./lib/realms";
 import { type UploadStore, createUploadStore } from "./lib/upload-store";
@@ -20,6 +21,8 @@ export interface Services {
   bus: CacheBus;
   rateLimiter: RateLimiter;
   events: EventHub;
+  /** Each realm's presences, for the modern presence answer. */
+  presence: PresenceBoards;
   /** Where uploaded files are kept (a directory, or an S3 bucket). */
   uploads: UploadStore;
 }
@@ -52,6 +55,7 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     bus,
     rateLimiter,
     events: new EventHub(db, logger),
+    presence: new PresenceBoards(db),
     uploads: createUploadStore(config),
   };
 }

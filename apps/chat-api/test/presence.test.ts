@@ -141,26 +141,27 @@ describe("presence", () => {
     );
   });
 
-  it("answers a row written by any statement with that statement's times (the entry is the database's)", async () => {
+  it("answers a row written by any statement with that statement's times, under a new number (the database's)", async () => {
     await report("cordelia", { status: "active" });
+    const seen = await report("hamlet", { status: "active", last_update_id: -1 });
+    const lastId = seen.body.presence_last_update_id as number;
     const connected = new Date("2026-11-20T10:00:05.900Z");
+    // No number given: the row takes the next one (trigger presences_write), so boards read it.
     const written = await server.db.prisma.presence.update({
       where: { user_id: cast.id("cordelia") },
-      data: { last_connected_time: connected, last_active_time: null, last_update_id: 2 ** 30 },
+      data: { last_connected_time: connected, last_active_time: null },
     });
+    expect(written.last_update_id).toBeGreaterThan(lastId);
     expect(written.slim_entry).toBe(
       `"${String(cast.id("cordelia"))}":{"active_timestamp":0,"idle_timestamp":${String(Math.floor(connected.getTime() / 1000))}}`,
     );
-    const reply = await server.call("POST", "/api/v1/users/me/presence", {
-      ...as("hamlet"),
-      form: { status: "active", ping_only: false, last_update_id: 2 ** 30 - 1 },
+    const reply = await report("hamlet", { status: "active", last_update_id: lastId });
+    const presences = reply.body.presences as Record<string, unknown>;
+    expect(presences[String(cast.id("cordelia"))]).toEqual({
+      active_timestamp: 0,
+      idle_timestamp: Math.floor(connected.getTime() / 1000),
     });
-    expect(reply.body.presences).toEqual({
-      [String(cast.id("cordelia"))]: {
-        active_timestamp: 0,
-        idle_timestamp: Math.floor(connected.getTime() / 1000),
-      },
-    });
+    expect(reply.body.presence_last_update_id).toBeGreaterThanOrEqual(written.last_update_id);
   });
 
   it("sends a presence event to the realm when a status changes", async () => {

@@ -4,6 +4,7 @@ import type { Presence } from "../gen/prisma/client";
 import { realmAudience, sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
 import { JsonText } from "../lib/json-text";
+import type { PresenceBoards } from "../lib/presence-boards";
 import { JsonableError } from "@repo/envelope";
 import { hasRealmPermission } from "./user-groups";
 import { findUsers } from "./user-lookup";
@@ -13,7 +14,6 @@ import {
   recordPresence,
   presenceAudience,
   refreshPresence,
-  presenceTimesJson,
   recentPresences,
 } from "../db/queries/presence";
 
@@ -123,23 +123,22 @@ export async function realmPresences(
 
 /**
  * {@link realmPresences} in the modern form (`last_update_id` clients): the
- * `presences` object as JSON text made by the database, and the realm's
- * newest update number (`presence_last_update_id`), from one statement.
+ * `presences` object as JSON text, and the realm's newest update number
+ * (`presence_last_update_id`), from this replica's board of the realm.
  */
 export async function realmPresenceTimes(
   tx: Tx,
+  boards: PresenceBoards,
   viewer: AuthedUser,
   query: PresenceQuery,
 ): Promise<{ presences: JsonText; lastUpdateId: number }> {
   const accessible = await presenceAccess(tx, viewer, query.limitToAccessible);
-  const found = await presenceTimesJson(
-    tx,
-    viewer.realm_id,
-    sinceOf(query),
-    query.afterUpdateId,
-    accessible === "everyone" ? undefined : [...accessible],
-  );
-  return { presences: new JsonText(found.json), lastUpdateId: found.last_update_id };
+  const found = await boards.answer(viewer.realm_id, {
+    after: query.afterUpdateId,
+    sinceMs: sinceOf(query).getTime(),
+    only: accessible === "everyone" ? undefined : accessible,
+  });
+  return { presences: new JsonText(found.json), lastUpdateId: found.newest };
 }
 
 /**

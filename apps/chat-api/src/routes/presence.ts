@@ -11,7 +11,7 @@ import { userEndpoint } from "../lib/typed-endpoint";
 import type { Services } from "../services";
 
 /** Presence: report one's own, read the realm's. */
-export function presenceRoutes({ db, config }: Services) {
+export function presenceRoutes({ db, config, presence }: Services) {
   const limitToAccessible = config.CHAT_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE;
   return {
     updatePresence: userEndpoint(
@@ -44,7 +44,7 @@ export function presenceRoutes({ db, config }: Services) {
         };
         const serverTimestamp = Date.now() / 1000;
         if (lastUpdateId !== undefined) {
-          const { presences, lastUpdateId: newest } = await realmPresenceTimes(db, user, {
+          const { presences, lastUpdateId: newest } = await realmPresenceTimes(db, presence, user, {
             ...query,
             ...(lastUpdateId >= 0 ? { afterUpdateId: lastUpdateId } : {}),
           });

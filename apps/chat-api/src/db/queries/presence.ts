@@ -28,7 +28,6 @@ export async function refreshPresence(
     .set({
       last_connected_time: now,
       ...(active ? { last_active_time: now } : {}),
-      last_update_id: sql<number>`nextval('presence_update_id_seq')`,
     })
     .where("user_id", "=", user.id)
     .where("last_connected_time", ">=", new Date(now.getTime() - offlineMs))
@@ -45,8 +44,9 @@ export async function refreshPresence(
 
 /**
  * Records `userId`'s presence at `now` in one statement: the connection
- * time, the activity time too when `active` (else the stored one, or none),
- * and the next number of the realm-wide `last_update_id` counter. Returns
+ * time, the activity time too when `active` (else the stored one, or none);
+ * the row takes the next number of the realm-wide `last_update_id` counter
+ * (trigger `presences_write`, as at every write of the row). Returns
  * the times before (undefined for a first presence) and after.
  */
 export async function recordPresence(
@@ -70,7 +70,6 @@ export async function recordPresence(
           realm_id: user.realm_id,
           last_connected_time: now,
           last_active_time: active ? now : null,
-          last_update_id: sql<number>`nextval('presence_update_id_seq')`,
         })
         .onConflict((oc) =>
           oc.column("user_id").doUpdateSet((eb) => ({
@@ -78,7 +77,6 @@ export async function recordPresence(
             last_active_time: active
               ? eb.ref("excluded.last_active_time")
               : eb.ref("presences.last_active_time"),
-            last_update_id: eb.ref("excluded.last_update_id"),
           })),
         )
         .returning(["last_connected_time", "last_active_time"]),
@@ -226,36 +224,44 @@ export function recentPresences(
   return realmPresencesQuery(tx.q, realmId, since, afterUpdateId).execute();
 }
 
+/** A presence row as a replica's board of the realm holds it (`PresenceBoards`). */
+export interface BoardRow {
+  user_id: number;
+  last_update_id: number;
+  /** `last_connected_time` in milliseconds since the epoch. */
+  connected_ms: number;
+  /** The row's entry of the modern answer (trigger `presences_write`). */
+  slim_entry: string;
+  /** Whether presence answers show it: the user is active and not a bot. */
+  shown: boolean;
+}
+
 /**
- * The same presences in the modern form (`slim_presence` with
- * `last_update_id`), only those of `only` when given, as the JSON text of the
- * answer's `presences` object, made by the database with the bytes
- * `JSON.stringify` would give (keys, which are user ids, in ascending order,
- * as a JavaScript object orders them); and the realm's newest update number
- * (-1: none). Every client of a big realm asks for this each minute: one row
- * of text instead of a row per user to parse and serialize again, joined from
- * each row's own entry (`slim_entry`, made by a trigger when the row is written).
+ * The presence rows of realm `realmId` numbered after `after` (-1: all),
+ * but those numbered `known` (rows a board already holds), bots and
+ * deactivated users included (marked `shown: false`): what a replica's board
+ * of the realm reads to catch up.
  */
-export async function presenceTimesJson(
+export async function boardRowsAfter(
   tx: Tx,
   realmId: number,
-  since: Date,
-  afterUpdateId: number | undefined,
-  only: readonly number[] | undefined,
-): Promise<{ json: string; last_update_id: number }> {
-  const rows = recentRows(tx.q, realmId, since, afterUpdateId)
-    .$if(only !== undefined, (query) =>
-      query.where("p.user_id", "=", sql<number>`ANY(${[...(only ?? [])]}::int[])`),
-    )
-    .select(["p.user_id", "p.slim_entry"]);
+  after: number,
+  known: readonly number[],
+): Promise<BoardRow[]> {
   return tx.q
-    .selectFrom(rows.as("r"))
+    .selectFrom("presences as p")
+    .innerJoin("users as u", "u.id", "p.user_id")
     .select([
-      sql<string>`'{' || coalesce(string_agg(r.slim_entry, ',' ORDER BY r.user_id), '') || '}'`.as(
-        "json",
-      ),
-      sql<number>`(SELECT coalesce(max(last_update_id), -1) FROM presences
-                   WHERE realm_id = ${realmId})`.as("last_update_id"),
+      "p.user_id",
+      "p.last_update_id",
+      "p.slim_entry",
+      sql<number>`(extract(epoch FROM p.last_connected_time) * 1000)::float8`.as("connected_ms"),
+      sql<boolean>`u.is_active AND NOT u.is_bot`.as("shown"),
     ])
-    .executeTakeFirstOrThrow();
+    .where("p.realm_id", "=", realmId)
+    .where("p.last_update_id", ">", after)
+    .$if(known.length > 0, (query) =>
+      query.where("p.last_update_id", "!=", sql<number>`ALL(${[...known]}::int[])`),
+    )
+    .execute();
 }
