@@ -7,7 +7,7 @@ import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Served, freePort, serve } from "@repo/bench-kit";
 import { Client } from "pg";
-import { Agent, errors, request } from "undici";
+import { Agent, type Dispatcher, errors } from "undici";
 import { createSeededDatabase } from "./dataset";
 import { NODE_FLAGS } from "../src/node-flags";
 
@@ -239,10 +239,24 @@ export function timedOut(error: unknown): boolean {
   );
 }
 
+/** Each user's Basic `authorization` header, made once. */
+const authorizations = new WeakMap<User, string>();
+
+function authorization(user: User): string {
+  let header = authorizations.get(user);
+  if (header === undefined) {
+    header = `Basic ${Buffer.from(`${user.email}:${user.apiKey}`).toString("base64")}`;
+    authorizations.set(user, header);
+  }
+  return header;
+}
+
 /**
  * `method /api/v1<path>` on chat-api at `port` as `user`, `form` as the
  * query (GET) or the body (POST); rejects on a connection error or after
- * `timeoutMs`.
+ * `timeoutMs`. Sent through `dispatcher`: the shared {@link agent}, or a
+ * connection of the caller's own (a long-poll's, so that other requests do
+ * not look through the busy long-polls for a free connection).
  */
 export async function call(
   port: number,
@@ -251,22 +265,21 @@ export async function call(
   path: string,
   form: Record<string, string>,
   timeoutMs?: number,
+  dispatcher: Dispatcher = agent,
 ): Promise<{ status: number; json: Record<string, unknown> }> {
   const body = new URLSearchParams(form).toString();
-  const response = await request(
-    `http://127.0.0.1:${String(port)}/api/v1${path}${method === "GET" ? `?${body}` : ""}`,
-    {
-      method,
-      dispatcher: agent,
-      headers: {
-        host: "localhost",
-        authorization: `Basic ${Buffer.from(`${user.email}:${user.apiKey}`).toString("base64")}`,
-        ...(method === "POST" ? { "content-type": "application/x-www-form-urlencoded" } : {}),
-      },
-      ...(method === "POST" ? { body } : {}),
-      ...(timeoutMs === undefined ? {} : { signal: AbortSignal.timeout(timeoutMs) }),
+  const response = await dispatcher.request({
+    origin: `http://127.0.0.1:${String(port)}`,
+    path: `/api/v1${path}${method === "GET" ? `?${body}` : ""}`,
+    method,
+    headers: {
+      host: "localhost",
+      authorization: authorization(user),
+      ...(method === "POST" ? { "content-type": "application/x-www-form-urlencoded" } : {}),
     },
-  );
+    ...(method === "POST" ? { body } : {}),
+    ...(timeoutMs === undefined ? {} : { signal: AbortSignal.timeout(timeoutMs) }),
+  });
   return {
     status: response.statusCode,
     json: (await response.body.json()) as Record<string, unknown>,

@@ -3,6 +3,7 @@
  * long-poll open, acts at random and reports its presence every minute;
  * what they do and see is noted in {@link tally}.
  */
+import { Client } from "undici";
 import { NO_ANSWER, type User, call, timedOut } from "./load-realm";
 
 /** How often a user reports its presence, as Zulip's clients do. */
@@ -191,11 +192,29 @@ export class SimUser {
   }
 
   private async poll(): Promise<void> {
+    // The long-poll's own connection, as a client's.
+    const connection = new Client(`http://127.0.0.1:${String(this.port)}`, {
+      pipelining: 1,
+      keepAliveTimeout: 120_000,
+    });
+    try {
+      await this.pollOn(connection);
+    } finally {
+      await connection.destroy();
+    }
+  }
+
+  private async pollOn(connection: Client): Promise<void> {
     while (!stopped()) {
-      const reply = await call(this.port, this.user, "GET", "/events", {
-        queue_id: this.queue,
-        last_event_id: String(this.lastEventId),
-      }).catch((error: unknown) => {
+      const reply = await call(
+        this.port,
+        this.user,
+        "GET",
+        "/events",
+        { queue_id: this.queue, last_event_id: String(this.lastEventId) },
+        undefined,
+        connection,
+      ).catch((error: unknown) => {
         if (!stopped()) tally.failures.add(`poll: ${String(error)}`);
         return NO_ANSWER;
       });
