@@ -258,8 +258,17 @@ describe("POST /api/v1/mark_stream_as_read and /mark_topic_as_read", () => {
       return streams.filter((s) => s.stream_id === channels.Scotland);
     };
     const scotland = String(channels.Scotland);
-    await send("hamlet", { type: "stream", to: scotland, topic: "heath", content: "a" });
-    await send("hamlet", { type: "stream", to: scotland, topic: "castle", content: "b" });
+    const drain = await listen("othello");
+    const heath = [
+      await send("hamlet", { type: "stream", to: scotland, topic: "heath", content: "a" }),
+      await send("hamlet", { type: "stream", to: scotland, topic: "Heath", content: "c" }),
+    ];
+    const castle = await send("hamlet", {
+      type: "stream",
+      to: scotland,
+      topic: "castle",
+      content: "b",
+    });
     expect((await unreadIn()).map((s) => s.topic)).toEqual(expect.arrayContaining(["heath"]));
     const topic = await post("othello", "/mark_topic_as_read", {
       stream_id: scotland,
@@ -269,9 +278,21 @@ describe("POST /api/v1/mark_stream_as_read and /mark_topic_as_read", () => {
     const afterTopic = await unreadIn();
     expect(afterTopic.map((s) => s.topic)).not.toContain("heath");
     expect(afterTopic.length).toBeGreaterThan(0);
+    // The change and its event are one statement: the event names what changed, ascending.
+    const read = { type: "update_message_flags", op: "add", flag: "read", all: false };
+    expect(await drain()).toEqual([expect.objectContaining({ ...read, messages: heath })]);
     const channel = await post("othello", "/mark_stream_as_read", { stream_id: scotland });
     expect(validate.channelRead(channel.body)).toEqual([]);
     expect(await unreadIn()).toEqual([]);
+    const [event] = await drain();
+    expect(event).toEqual(expect.objectContaining(read));
+    const marked = (event as { messages: number[] }).messages;
+    expect(marked).toContain(castle);
+    expect(marked).not.toContain(heath[0]);
+    expect(marked).toEqual([...marked].sort((a, b) => a - b));
+    // Nothing left to mark: no event.
+    await post("othello", "/mark_stream_as_read", { stream_id: scotland });
+    expect(await drain()).toEqual([]);
   });
 
   it("refuses a channel the caller cannot see, as missing", async () => {

@@ -1,7 +1,12 @@
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
-import { markChannelRead, markReadBatch, setFlag, setFlagWithEvent } from "../db/queries/flags";
+import {
+  markChannelReadWithEvent,
+  markReadBatch,
+  setFlag,
+  setFlagWithEvent,
+} from "../db/queries/flags";
 import { logRows, sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
 import { MENTION_FLAGS, MESSAGE_FLAGS, type MessageFlag } from "../lib/message-flags";
@@ -143,7 +148,8 @@ export async function doUpdateFlagsForNarrow(
 
 /**
  * POST /mark_stream_as_read and /mark_topic_as_read: marks the caller's
- * unread messages of a channel they can see (of one topic, any case) read.
+ * unread messages of a channel they can see (of one topic, any case) read,
+ * with the event naming them, in one statement.
  */
 export async function doMarkChannelAsRead(
   db: Database,
@@ -152,22 +158,29 @@ export async function doMarkChannelAsRead(
   topic?: string,
 ): Promise<void> {
   const channel = await accessChannelById(db, user, channelId);
-  await db.transaction(async (tx) => {
-    const changed = await markChannelRead(tx, MESSAGE_FLAGS.read, user.id, channel.id, topic);
-    if (changed.length > 0) await sendReadEvent(tx, user.id, changed);
-  });
+  const [row] = logRows([{ userIds: [user.id], event: readEvent([]) }]);
+  if (row === undefined) return;
+  const changed = await markChannelReadWithEvent(
+    db,
+    MESSAGE_FLAGS.read,
+    user.id,
+    channel.id,
+    topic,
+    row,
+  );
+  if (changed.length > 0) await db.wroteEvents();
 }
 
 /** The `update_message_flags` event of messages `ids` (in order) marked read. */
-async function sendReadEvent(tx: Tx, userId: number, ids: number[]): Promise<void> {
-  await sendEvent(tx, [userId], {
+function readEvent(ids: number[]) {
+  return {
     type: "update_message_flags",
     op: "add",
     operation: "add",
     flag: "read",
     messages: ids,
     all: false,
-  });
+  };
 }
 
 /** Messages marked read per transaction by mark_all_as_read. */
@@ -192,11 +205,7 @@ export async function doMarkAllAsRead(
     const marked = await db.transaction(async (tx) => {
       const ids = await markReadBatch(tx, MESSAGE_FLAGS.read, user.id, batchSize);
       if (ids.length > 0) {
-        await sendReadEvent(
-          tx,
-          user.id,
-          ids.sort((a, b) => a - b),
-        );
+        await sendEvent(tx, [user.id], readEvent(ids.sort((a, b) => a - b)));
       }
       return ids.length;
     });

@@ -1,7 +1,8 @@
 /**
  * Statements that change a user's own flags on their messages (`read`,
- * `starred`, `collapsed`): by ids, a channel or topic, or in batches; one
- * of them with its event (`setFlagWithEvent`).
+ * `starred`, `collapsed`): by ids, a channel or topic, or in batches; by
+ * ids and by channel or topic with their event, in one statement
+ * (`setFlagWithEvent`, `markChannelReadWithEvent`).
  */
 import { type Kysely, type QueryCreator, sql } from "kysely";
 import type { DB } from "../../gen/kysely/tables";
@@ -79,23 +80,18 @@ export async function setFlag(
   return rows.map((r) => r.message_id).sort((a, b) => a - b);
 }
 
+/** An UPDATE of a user's `user_messages` rows returning the ids it changed: a flag change. */
+type FlagChange = (db: QueryCreator<DB>) => ReturnType<typeof setFlagQuery>;
+
 /**
- * {@link setFlag} and its event in one statement (a transaction by itself):
- * `event` is written with its `messages` set to the ids that changed, when
- * some did. Answers those ids, ascending; the caller then calls
+ * Flag change `change` and its event in one statement (a transaction by
+ * itself): `event` is written with its `messages` set to the ids that
+ * changed, when some did. Answers those ids, ascending; the caller then calls
  * `tx.wroteEvents()` if there are any.
  */
-export async function setFlagWithEvent(
-  tx: Tx,
-  userId: number,
-  ids: readonly number[],
-  bit: bigint,
-  on: boolean,
-  event: NewEvent,
-): Promise<number[]> {
-  if (ids.length === 0) return [];
+async function changeWithEvent(tx: Tx, change: FlagChange, event: NewEvent): Promise<number[]> {
   const row = await tx.q
-    .with("changed", (db) => setFlagQuery(db, userId, ids, bit, on))
+    .with("changed", (db) => change(db))
     // Built on `tx.q`: it names "changed" in SQL text, not through the builder's types.
     .with("written", () => logInsertNaming(tx.q, event, "messages", "changed", "message_id"))
     .selectFrom("written")
@@ -111,30 +107,51 @@ export async function setFlagWithEvent(
   return row?.ids ?? [];
 }
 
+/** {@link setFlag} and its event in one statement ({@link changeWithEvent}). */
+export async function setFlagWithEvent(
+  tx: Tx,
+  userId: number,
+  ids: readonly number[],
+  bit: bigint,
+  on: boolean,
+  event: NewEvent,
+): Promise<number[]> {
+  if (ids.length === 0) return [];
+  return changeWithEvent(tx, (db) => setFlagQuery(db, userId, ids, bit, on), event);
+}
+
 /**
  * Marks read user `userId`'s unread messages in channel `channelId` (and
- * topic `topic`, any case, when given); answers the ids it changed.
+ * topic `topic`, any case, when given), with its event `event`, in one
+ * statement ({@link changeWithEvent}); answers the ids it changed, ascending.
  */
-export async function markChannelRead(
+export async function markChannelReadWithEvent(
   tx: Tx,
   read: bigint,
   userId: number,
   channelId: number,
   topic: string | undefined,
+  event: NewEvent,
 ): Promise<number[]> {
   const flag = read.toString();
-  const rows = await tx.q
-    .updateTable("user_messages")
-    .set((eb) => ({ flags: eb("flags", "|", eb.val(flag)) }))
-    .where("user_id", "=", userId)
-    .where((eb) => eb(eb("flags", "&", eb.val(flag)), "=", "0"))
-    .where("message_id", "in", (eb) => {
-      const inChannel = eb.selectFrom("messages").select("id").where("channel_id", "=", channelId);
-      return topic === undefined
-        ? inChannel
-        : inChannel.where((m) => m(m.fn("lower", ["topic"]), "=", topic.toLowerCase()));
-    })
-    .returning("message_id")
-    .execute();
-  return rows.map((r) => r.message_id).sort((a, b) => a - b);
+  return changeWithEvent(
+    tx,
+    (db) =>
+      db
+        .updateTable("user_messages")
+        .set((eb) => ({ flags: eb("flags", "|", eb.val(flag)) }))
+        .where("user_id", "=", userId)
+        .where((eb) => eb(eb("flags", "&", eb.val(flag)), "=", "0"))
+        .where("message_id", "in", (eb) => {
+          const inChannel = eb
+            .selectFrom("messages")
+            .select("id")
+            .where("channel_id", "=", channelId);
+          return topic === undefined
+            ? inChannel
+            : inChannel.where((m) => m(m.fn("lower", ["topic"]), "=", topic.toLowerCase()));
+        })
+        .returning("message_id"),
+    event,
+  );
 }
