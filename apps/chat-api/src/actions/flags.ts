@@ -7,6 +7,7 @@ import {
   setFlag,
   setFlagWithEvent,
 } from "../db/queries/flags";
+import type { NewEvent } from "../db/queries/events";
 import { logRows, sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
 import { MENTION_FLAGS, MESSAGE_FLAGS, type MessageFlag } from "../lib/message-flags";
@@ -85,7 +86,7 @@ async function changeFlag(
   flag: string,
 ): Promise<number[]> {
   const bit = editableFlag(flag);
-  const event = { type: "update_message_flags", op, operation: op, flag, all: false };
+  const event = flagsEvent(op, flag);
   if (op === "remove" && flag === "read")
     return db.transaction(async (tx) => {
       const changed = await setFlag(tx, user.id, ids, bit, false);
@@ -97,9 +98,31 @@ async function changeFlag(
         });
       return changed;
     });
-  const [row] = logRows([{ userIds: [user.id], event: { ...event, messages: [] } }]);
+  return changeWithItsEvent(db, user.id, event, (row) =>
+    setFlagWithEvent(db, user.id, ids, bit, op === "add", row),
+  );
+}
+
+/** An `update_message_flags` event without its `messages`. */
+function flagsEvent(op: "add" | "remove", flag: string) {
+  return { type: "update_message_flags", op, operation: op, flag, all: false };
+}
+
+/**
+ * A change of user `userId`'s flags written with `event` in one statement:
+ * `change` is given the event's row (its `messages` set by the statement to
+ * the ids that changed), and the replica is told of the event when some
+ * did. Answers the changed ids.
+ */
+async function changeWithItsEvent(
+  db: Database,
+  userId: number,
+  event: ReturnType<typeof flagsEvent>,
+  change: (row: NewEvent) => Promise<number[]>,
+): Promise<number[]> {
+  const [row] = logRows([{ userIds: [userId], event: { ...event, messages: [] } }]);
   if (row === undefined) return [];
-  const changed = await setFlagWithEvent(db, user.id, ids, bit, op === "add", row);
+  const changed = await change(row);
   if (changed.length > 0) await db.wroteEvents();
   return changed;
 }
@@ -158,29 +181,9 @@ export async function doMarkChannelAsRead(
   topic?: string,
 ): Promise<void> {
   const channel = await accessChannelById(db, user, channelId);
-  const [row] = logRows([{ userIds: [user.id], event: readEvent([]) }]);
-  if (row === undefined) return;
-  const changed = await markChannelReadWithEvent(
-    db,
-    MESSAGE_FLAGS.read,
-    user.id,
-    channel.id,
-    topic,
-    row,
+  await changeWithItsEvent(db, user.id, flagsEvent("add", "read"), (row) =>
+    markChannelReadWithEvent(db, MESSAGE_FLAGS.read, user.id, channel.id, topic, row),
   );
-  if (changed.length > 0) await db.wroteEvents();
-}
-
-/** The `update_message_flags` event of messages `ids` (in order) marked read. */
-function readEvent(ids: number[]) {
-  return {
-    type: "update_message_flags",
-    op: "add",
-    operation: "add",
-    flag: "read",
-    messages: ids,
-    all: false,
-  };
 }
 
 /** Messages marked read per transaction by mark_all_as_read. */
@@ -205,7 +208,10 @@ export async function doMarkAllAsRead(
     const marked = await db.transaction(async (tx) => {
       const ids = await markReadBatch(tx, MESSAGE_FLAGS.read, user.id, batchSize);
       if (ids.length > 0) {
-        await sendEvent(tx, [user.id], readEvent(ids.sort((a, b) => a - b)));
+        await sendEvent(tx, [user.id], {
+          ...flagsEvent("add", "read"),
+          messages: ids.sort((a, b) => a - b),
+        });
       }
       return ids.length;
     });
