@@ -48,8 +48,13 @@ function fixedHeaders(
 }
 
 /**
- * The security headers of every answer (the API serves JSON only: nothing
- * may frame, sniff or embed it; browsers keep to HTTPS once they have used it).
+ * The security headers of every answer (the API serves JSON and uploaded
+ * files, never pages: nothing may frame, sniff or embed it; browsers keep to
+ * HTTPS once they have used it). OWASP's set for REST answers; helmet's
+ * headers for HTML documents (opener and agent-cluster isolation, DNS
+ * prefetching, old IE's download and XSS-filter switches, Flash's
+ * cross-domain policies) are off: every answer carries its headers, and each
+ * costs the server and every client parsing it (docs/benchmarks.md).
  */
 export function securityHeaders(services: Services): Map<string, string> {
   return fixedHeaders(
@@ -63,6 +68,13 @@ export function securityHeaders(services: Services): Map<string, string> {
       crossOriginResourcePolicy: {
         policy: services.config.CHAT_CORS_ORIGINS.length > 0 ? "cross-origin" : "same-origin",
       },
+      xFrameOptions: { action: "deny" },
+      crossOriginOpenerPolicy: false,
+      originAgentCluster: false,
+      xDnsPrefetchControl: false,
+      xDownloadOptions: false,
+      xPermittedCrossDomainPolicies: false,
+      xXssProtection: false,
     }),
   );
 }

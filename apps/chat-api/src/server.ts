@@ -66,6 +66,7 @@ export async function startServer(
       requestTimeout: config.CHAT_REQUEST_TIMEOUT_SECONDS * 1000,
       // How often Node looks for connections past those times (its default is 30 s).
       connectionsCheckingInterval: 1000,
+      keepAliveTimeout: config.CHAT_KEEP_ALIVE_SECONDS * 1000,
     },
     createApp(services, options.api),
   );

@@ -15,6 +15,7 @@ beforeAll(async () => {
       CHAT_MAX_JSON_DEPTH: "4",
       CHAT_HEADERS_TIMEOUT_SECONDS: "1",
       CHAT_REQUEST_TIMEOUT_SECONDS: "2",
+      CHAT_KEEP_ALIVE_SECONDS: "3",
       CHAT_MAX_POLLS_PER_USER: "2",
       CHAT_MAX_QUEUES_PER_USER: "3",
       CHAT_MAX_INVITES_PER_DAY: "3",
@@ -109,6 +110,18 @@ describe("slow clients", () => {
     expect(slow.text.split("\r\n")[0]).toBe("HTTP/1.1 408 Request Timeout");
     expect(slow.text).toContain('{"result":"error","msg":"Request timeout","code":"BAD_REQUEST"}');
     expect(slow.ms).toBeLessThan(5000);
+  });
+
+  it("keeps an idle connection CHAT_KEEP_ALIVE_SECONDS, past the head's timeout, then closes it", async () => {
+    const get = "GET /healthz HTTP/1.1\r\nHost: chat.test\r\n\r\n";
+    // The second request comes 1.5 s after the first, on the same connection (a head's
+    // timeout is 1 s: idle time is not a slow head); the server closes 3 s after it.
+    const { text, ms } = await raw([get, get], 1500);
+    const answers = text.split("HTTP/1.1 ").slice(1);
+    expect(answers.map((answer) => answer.split("\r\n")[0])).toEqual(["200 OK", "200 OK"]);
+    expect(answers[1]).toContain("Keep-Alive: timeout=3\r\n");
+    expect(ms).toBeGreaterThanOrEqual(4400);
+    expect(ms).toBeLessThan(7000);
   });
 
   it("answers 408 to a body that does not arrive within CHAT_REQUEST_TIMEOUT_SECONDS", async () => {
@@ -279,11 +292,24 @@ describe("security", () => {
     for (const path of ["/api/v1/server_settings", "/api/v1/nothing", "/healthz"]) {
       const reply = await server.call("GET", path);
       expect(reply.headers["x-content-type-options"]).toBe("nosniff");
-      expect(reply.headers["x-frame-options"]).toBe("SAMEORIGIN");
-      expect(String(reply.headers["content-security-policy"])).toContain("default-src 'none'");
+      expect(reply.headers["x-frame-options"]).toBe("DENY");
+      expect(reply.headers["content-security-policy"]).toBe(
+        "default-src 'none';frame-ancestors 'none'",
+      );
       expect(String(reply.headers["strict-transport-security"])).toContain("max-age=");
       expect(reply.headers["referrer-policy"]).toBe("no-referrer");
-      expect(reply.headers["x-powered-by"]).toBeUndefined();
+      expect(reply.headers["cross-origin-resource-policy"]).toBe("same-origin");
+      // Headers for HTML documents only: none on an API's answers.
+      for (const name of [
+        "x-powered-by",
+        "cross-origin-opener-policy",
+        "origin-agent-cluster",
+        "x-dns-prefetch-control",
+        "x-download-options",
+        "x-permitted-cross-domain-policies",
+        "x-xss-protection",
+      ])
+        expect(reply.headers[name]).toBeUndefined();
     }
   });
 

@@ -125,6 +125,13 @@ const schema = z.object({
   CHAT_HEADERS_TIMEOUT_SECONDS: z.coerce.number().positive().default(10),
   /** A whole request (body included) must arrive within this time. */
   CHAT_REQUEST_TIMEOUT_SECONDS: z.coerce.number().positive().default(30),
+  /**
+   * How long an idle keep-alive connection stays open. Longer than a load
+   * balancer's own idle time (60 s for ingress-nginx's upstreams and AWS's),
+   * so that the balancer, not the server, closes it: a server closing first
+   * races the balancer's next request on it (a 502). Node's default is 5 s.
+   */
+  CHAT_KEEP_ALIVE_SECONDS: z.coerce.number().positive().max(3600).default(65),
   /** Most drafts, saved snippets, pending reminders and devices one user may keep (each). */
   CHAT_MAX_OBJECTS_PER_USER: z.coerce.number().int().min(1).max(1_000_000).default(1000),
   /** Invitations one realm may send in 24 hours (Zulip's `max_invites`); more is INVITATION_FAILED. */
