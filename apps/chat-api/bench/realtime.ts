@@ -153,6 +153,8 @@ interface Outcome {
   answerRate: number;
   /** A message event as delivered (JSON), for the reference server. */
   sample: string | undefined;
+  /** Poll answers that carried a message, over the whole run. */
+  answers: number;
   /** The CPU used from the first send to the last delivery (or the end of a timed run's grace). */
   cpu: CpuSnapshot;
   /** The wall-clock seconds `cpu` was measured over. */
@@ -319,9 +321,17 @@ async function run(
       ) /
       ((sent - started) / 1000),
     sample: reports.find((r) => r.sample !== undefined)?.sample,
+    answers: reports.reduce((n, r) => n + r.answerTimes.length, 0),
     cpu,
     cpuSeconds,
   };
+}
+
+/** The CPU of the servers, PostgreSQL and the load per poll answer of a run, in µs. */
+function perAnswer(o: Outcome): number[] {
+  return [o.cpu.servers, o.cpu.postgres, o.cpu.load].map((c) =>
+    Math.round((c * 1e6) / Math.max(1, o.answers)),
+  );
 }
 
 async function main(): Promise<void> {
@@ -386,7 +396,7 @@ async function main(): Promise<void> {
         rounds.push({ ours, bare });
         for (const o of [ours, bare])
           process.stdout.write(
-            `${JSON.stringify({ round: r, ceiling: o.answerRate, messages: o.sendMs.length, sendP50: quantile(o.sendMs, 0.5), deliveryP50: quantile(o.deliveryMs, 0.5), errors: o.errors, lost: o.lost, duplicated: o.duplicated, disordered: o.disordered })}\n`,
+            `${JSON.stringify({ round: r, ceiling: o.answerRate, usPerAnswer: perAnswer(o), messages: o.sendMs.length, sendP50: quantile(o.sendMs, 0.5), deliveryP50: quantile(o.deliveryMs, 0.5), errors: o.errors, lost: o.lost, duplicated: o.duplicated, disordered: o.disordered })}\n`,
           );
       }
       if (cost === undefined) throw new Error("no ceiling round");
@@ -469,12 +479,16 @@ async function main(): Promise<void> {
             const check = (o: Outcome) =>
               `${String(o.errors)} / ${String(o.lost)} / ${String(o.duplicated)} / ${String(o.disordered)}`;
             const micros = (c: PollCost) => `${c.micros.toFixed(0)} µs`;
+            const cpu = (o: Outcome) =>
+              perAnswer(o)
+                .filter((_, k) => k !== 1)
+                .join(" / ");
             const costLine = `A poll answered at once (\`dont_block\`, its queue empty; ${String(POLL_COST.users)} users polling one after the other, ${String(POLL_COST.polls)} polls each after ${String(POLL_COST.warmup)} to warm up), in the server process's CPU: chat-api ${micros(cost)} (${String(cost.failures)} failed of ${cost.polls.toLocaleString("en-US")}), the bare server ${micros(bareCost)} (${String(bareCost.failures)} failed): **${(cost.micros / bareCost.micros).toFixed(1)}x** its cost.`;
             const ratios = rounds.map(({ ours, bare }) => ours.answerRate / bare.answerRate);
             const each = rounds
               .map(
                 ({ ours, bare }, r) =>
-                  `${rate(ours)}/s against ${rate(bare)}/s (${(ratios[r] ?? 0).toFixed(2)}x; ${String(ours.sendMs.length)} and ${String(bare.sendMs.length)} messages; errors / lost / duplicated / out of order ${check(ours)} and ${check(bare)})`,
+                  `${rate(ours)}/s against ${rate(bare)}/s (${(ratios[r] ?? 0).toFixed(2)}x; ${String(ours.sendMs.length)} and ${String(bare.sendMs.length)} messages; CPU per answer, server / load: ${cpu(ours)} µs and ${cpu(bare)} µs; errors / lost / duplicated / out of order ${check(ours)} and ${check(bare)})`,
               )
               .join("; ");
             return `${costLine}\n\nThe ceiling: for ${String(CEILING.seconds)} s, one sender posts to ${CEILING.users.toLocaleString("en-US")} long-polls, each message once every listener has the one before (one message per poll answer, the same bytes); poll answers per second of sending, chat-api against a bare \`node:http\` server holding the same polls and answering them from memory with the same bytes (bench/poll-reference.ts), same load, run right after it, ${String(rounds.length)} rounds: ${each}. chat-api: **${quantile(
