@@ -49,7 +49,7 @@ describe("presence boards", () => {
       slim_entry: string;
       last_connected_time: Date;
       shown: boolean;
-    }>`SELECT p.user_id, p.last_update_id, p.slim_entry, p.last_connected_time,
+    }>`SELECT p.user_id, p.last_update_id::float8 AS last_update_id, p.slim_entry, p.last_connected_time,
               u.is_active AND NOT u.is_bot AS shown
        FROM presences p JOIN users u ON u.id = p.user_id
        WHERE p.realm_id = ${realmId}`.execute(server.db.q);
@@ -160,5 +160,23 @@ describe("presence boards", () => {
     const after = await boards.answer(realmId, all);
     expect(after.json).toContain(late.slim_entry);
     expect(after.json).toBe((await fromRows(-1)).json);
+  });
+
+  it("numbers past 2^31 (one sequence for every realm: a busy server's, within a year)", async () => {
+    const start = 2 ** 31 + 5;
+    await sql`SELECT setval('presence_update_id_seq', ${start})`.execute(server.db.q);
+    const first = await report("othello", { status: "active", last_update_id: -1 });
+    expect(first.status).toBe(200);
+    const newest = first.body.presence_last_update_id as number;
+    expect(newest).toBeGreaterThan(start);
+    expect(newest).toBe((await fromRows(-1)).newest);
+    // A client that has seen it asks for what is newer: Cordelia's write only.
+    expect((await report("cordelia", { status: "active" })).status).toBe(200);
+    const next = await report("othello", { status: "active", last_update_id: newest });
+    expect(next.body.presence_last_update_id).toBeGreaterThan(newest);
+    expect(Object.keys(next.body.presences as object)).toEqual(
+      expect.arrayContaining([String(cast.id("cordelia"))]),
+    );
+    expect(JSON.stringify(next.body.presences)).toBe((await fromRows(newest)).json);
   });
 });

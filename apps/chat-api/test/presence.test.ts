@@ -128,7 +128,9 @@ describe("presence", () => {
         idle_timestamp: Math.floor(row.last_connected_time.getTime() / 1000),
       });
     expect(reply.body.presence_last_update_id).toBe(
-      Math.max(...(await server.db.prisma.presence.findMany()).map((p) => p.last_update_id)),
+      Math.max(
+        ...(await server.db.prisma.presence.findMany()).map((p) => Number(p.last_update_id)),
+      ),
     );
     // Nothing newer: an empty object, and the same last id.
     const none = await server.call("POST", "/api/v1/users/me/presence", {

@@ -1,6 +1,5 @@
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
-import type { Presence } from "../gen/prisma/client";
 import { realmAudience, sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
 import { JsonText } from "../lib/json-text";
@@ -114,7 +113,7 @@ export async function realmPresences(
   tx: Tx,
   viewer: AuthedUser,
   query: PresenceQuery,
-): Promise<(Omit<Presence, "slim_entry"> & { email: string })[]> {
+): Promise<Awaited<ReturnType<typeof recentPresences>>> {
   // Kysely: every client polls this, and Prisma's per-row cost was most of its time.
   const rows = await recentPresences(tx, viewer.realm_id, sinceOf(query), query.afterUpdateId);
   const accessible = await presenceAccess(tx, viewer, query.limitToAccessible);
@@ -163,7 +162,8 @@ export async function lastPresenceUpdateId(tx: Tx, realmId: number): Promise<num
     where: { realm_id: realmId },
     _max: { last_update_id: true },
   });
-  return row._max.last_update_id ?? -1;
+  // A bigint column; its numbers stay far below 2^53.
+  return Number(row._max.last_update_id ?? -1);
 }
 
 /**

@@ -25,7 +25,8 @@ export function presenceRoutes({ db, config, presence }: Services) {
           ping_only: bool().default(false),
           new_user_input: bool().default(false),
           slim_presence: bool().default(false),
-          last_update_id: int({ min: -1 }).optional(),
+          // A bigint number (presences.last_update_id), within what JSON numbers hold exactly.
+          last_update_id: int({ min: -1, max: Number.MAX_SAFE_INTEGER }).optional(),
           history_limit_days: int({ min: 1, max: MAX_HISTORY_DAYS }).optional(),
         },
       },

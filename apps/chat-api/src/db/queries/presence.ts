@@ -188,7 +188,7 @@ function recentRows(
     .where("u.is_active", "=", true)
     .where("u.is_bot", "=", false)
     .$if(afterUpdateId !== undefined, (query) =>
-      query.where("p.last_update_id", ">", afterUpdateId ?? 0),
+      query.where("p.last_update_id", ">", String(afterUpdateId ?? 0)),
     );
 }
 
@@ -208,7 +208,7 @@ export function realmPresencesQuery(
       "p.realm_id",
       "p.last_connected_time",
       "p.last_active_time",
-      "p.last_update_id",
+      sql<number>`p.last_update_id::float8`.as("last_update_id"),
       "u.email",
     ])
     .orderBy("p.user_id");
@@ -253,15 +253,15 @@ export async function boardRowsAfter(
     .innerJoin("users as u", "u.id", "p.user_id")
     .select([
       "p.user_id",
-      "p.last_update_id",
+      sql<number>`p.last_update_id::float8`.as("last_update_id"),
       "p.slim_entry",
       sql<number>`(extract(epoch FROM p.last_connected_time) * 1000)::float8`.as("connected_ms"),
       sql<boolean>`u.is_active AND NOT u.is_bot`.as("shown"),
     ])
     .where("p.realm_id", "=", realmId)
-    .where("p.last_update_id", ">", after)
+    .where("p.last_update_id", ">", String(after))
     .$if(known.length > 0, (query) =>
-      query.where("p.last_update_id", "!=", sql<number>`ALL(${[...known]}::int[])`),
+      query.where("p.last_update_id", "!=", sql<string>`ALL(${[...known]}::bigint[])`),
     )
     .execute();
 }
