@@ -10,16 +10,9 @@
  * order. Writes the `chat-realtime` section of docs/benchmarks.md.
  */
 import { join } from "node:path";
-import {
-  type Served,
-  freePort,
-  machine,
-  quantile,
-  serve,
-  table,
-  writeSection,
-} from "@repo/bench-kit";
+import { type Served, machine, quantile, table, writeSection } from "@repo/bench-kit";
 import { Worker } from "node:worker_threads";
+import { Client } from "pg";
 import {
   NO_ANSWER,
   type User,
@@ -29,16 +22,15 @@ import {
   cpuSnapshot,
   cpuSpent,
   createLoadRealm,
-  processSeconds,
   startReplicas,
 } from "./load-realm";
+import { type PollCost, POLL_COST, onBare, pollCost } from "./poll-cost";
 import { type FromWorker, type PollJob, type ToWorker, now } from "./poll-worker";
 
 const DOCS = join(__dirname, "../../../docs/benchmarks.md");
 const MAX_USERS = 1000;
 /** Worker threads holding the long-polls (the senders stay in the main thread). */
 const POLL_WORKERS = 2;
-const TS = ["--conditions=@repo/source", "--require", "@swc-node/register"];
 
 interface Scenario {
   users: number;
@@ -78,51 +70,6 @@ interface CeilingRound {
 const TARGET: Scenario = { users: MAX_USERS, senders: 50, perSender: 4, replicas: 1 };
 
 /** The cost of one poll: polls answered at once (`dont_block`, nothing queued), per user after a warm-up. */
-const POLL_COST = { users: 50, warmup: 100, polls: 400 };
-
-/** What one poll costs a server, in its CPU. */
-interface PollCost {
-  /** Microseconds of the server process's CPU (all its threads) per poll. */
-  micros: number;
-  polls: number;
-  failures: number;
-}
-
-/**
- * {@link POLL_COST}'s polls on the server at `port` (process `pid`): each of
- * the users registers a queue and polls it without waiting, one poll after
- * the other, the users at once.
- */
-async function pollCost(port: number, pid: number | undefined, users: User[]): Promise<PollCost> {
-  const chosen = users.slice(0, POLL_COST.users);
-  const queues = await Promise.all(
-    chosen.map(async (user) => {
-      const reply = await call(port, user, "POST", "/register", { event_types: '["message"]' });
-      if (reply.status !== 200) throw new Error(`register: ${String(reply.status)}`);
-      return String(reply.json.queue_id);
-    }),
-  );
-  let failures = 0;
-  const polls = (count: number) =>
-    Promise.all(
-      chosen.map(async (user, i) => {
-        for (let n = 0; n < count; n++) {
-          const reply = await call(port, user, "GET", "/events", {
-            queue_id: queues[i] ?? "",
-            last_event_id: "-1",
-            dont_block: "true",
-          });
-          if (reply.status !== 200 || !Array.isArray(reply.json.events)) failures += 1;
-        }
-      }),
-    );
-  await polls(POLL_COST.warmup);
-  const before = processSeconds(pid);
-  await polls(POLL_COST.polls);
-  const count = POLL_COST.polls * chosen.length;
-  return { micros: ((processSeconds(pid) - before) * 1e6) / count, polls: count, failures };
-}
-
 /** BENCH_REALTIME=users:senders:perSender:replicas,...: only these scenarios; the report is not written. */
 const CHOSEN = process.env.BENCH_REALTIME?.split(",").map((spec): Scenario => {
   const [users = 0, senders = 0, perSender = 0, replicas = 1] = spec.split(":").map(Number);
@@ -363,21 +310,15 @@ async function main(): Promise<void> {
       const rounds: CeilingRound[] = [];
       let cost: PollCost | undefined;
       let sample: string | undefined;
+      // The scenarios before wrote some 400,000 rows: vacuumed now, so that autovacuum
+      // does not take the machine's CPU during the rounds (it did, in one run of three).
+      const db = new Client({ connectionString: data.url });
+      await db.connect();
+      await db.query("VACUUM (ANALYZE)");
+      await db.end();
       // A fresh bare server for each run: its queues start empty.
-      const onBare = async <T>(
-        measure: (port: number, pid: number | undefined) => Promise<T>,
-      ): Promise<T> => {
-        const port = await freePort();
-        const reference = await serve("node", [...TS, join(__dirname, "poll-reference.ts")], port, {
-          PORT: String(port),
-          BENCH_EVENT: sample ?? "{}",
-        });
-        try {
-          return await measure(port, reference.child.pid);
-        } finally {
-          await reference.stop();
-        }
-      };
+      const onFreshBare = <T>(measure: (port: number, pid: number | undefined) => Promise<T>) =>
+        onBare(sample, measure);
       for (let r = 0; r < CEILING_ROUNDS; r++) {
         const servers = await startReplicas(data.url, 1);
         let ours: Outcome;
@@ -390,7 +331,7 @@ async function main(): Promise<void> {
           for (const server of servers) await server.stop();
         }
         sample ??= ours.sample;
-        const bare = await onBare((port, pid) =>
+        const bare = await onFreshBare((port, pid) =>
           run(CEILING, [{ port, pid }], data.users, channel),
         );
         rounds.push({ ours, bare });
@@ -402,9 +343,11 @@ async function main(): Promise<void> {
       if (cost === undefined) throw new Error("no ceiling round");
       ceiling = {
         rounds,
-        bareTarget: await onBare((port, pid) => run(TARGET, [{ port, pid }], data.users, channel)),
+        bareTarget: await onFreshBare((port, pid) =>
+          run(TARGET, [{ port, pid }], data.users, channel),
+        ),
         cost,
-        bareCost: await onBare((port, pid) => pollCost(port, pid, data.users)),
+        bareCost: await onFreshBare((port, pid) => pollCost(port, pid, data.users)),
       };
       process.stdout.write(
         `${JSON.stringify({ pollCost: ceiling.cost, bare: ceiling.bareCost })}\n`,

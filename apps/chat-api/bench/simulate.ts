@@ -28,6 +28,7 @@ import { availableParallelism } from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { machine, quantile, table, writeSection } from "@repo/bench-kit";
 import { agent, cpuSnapshot, cpuSpent, createLoadRealm, startReplicas } from "./load-realm";
+import { type PollCost, POLL_COST, onBare, pollCost } from "./poll-cost";
 import {
   PRESENCE_SECONDS,
   REQUEST_TIMEOUT_MS,
@@ -85,6 +86,8 @@ interface Outcome {
   steps: Step[];
   verdict: ReturnType<typeof check>;
   failures: string[];
+  /** The machine's yardstick, measured before the ramp: a bare server's poll. */
+  yardstick: PollCost;
 }
 
 /** One ramp against `replicas` chat-api processes on a database of its own. */
@@ -92,6 +95,8 @@ async function simulate(replicas: number): Promise<Outcome> {
   resetTally();
   process.stdout.write(`filling a database with ${String(SETTINGS.maxUsers)} users...\n`);
   const realm = await createLoadRealm("chat_simulation", SETTINGS.maxUsers, CHANNELS, channelsOf);
+  // How fast this machine is right now: its speed moved threefold between runs.
+  const yardstick = await onBare(undefined, (port, pid) => pollCost(port, pid, realm.users));
   const servers = await startReplicas(realm.url, replicas);
   const world = new World(realm.channels, realm.subscriptions, SETTINGS.actionSeconds);
   const loop = monitorEventLoopDelay({ resolution: 10 });
@@ -185,7 +190,13 @@ async function simulate(replicas: number): Promise<Outcome> {
     await realm.drop();
     loop.disable();
   }
-  return { replicas, steps, verdict: check(world), failures: [...tally.failures].slice(0, 3) };
+  return {
+    replicas,
+    steps,
+    verdict: check(world),
+    failures: [...tally.failures].slice(0, 3),
+    yardstick,
+  };
 }
 
 async function main(): Promise<void> {
@@ -254,12 +265,12 @@ function report(outcomes: Outcome[]): void {
       `${s.warmUp ? "warm-up, not judged: " : ""}${s.crossed.length === 0 ? "within" : s.crossed.join(", ")}`,
     ]),
   );
-  const summaries = outcomes.map(({ replicas, steps, verdict, failures: seen }) => {
+  const summaries = outcomes.map(({ replicas, steps, verdict, failures: seen, yardstick }) => {
     const judged = steps.filter((s) => !s.warmUp);
     const crossedAt = judged.findIndex((s) => s.crossed.length > 0);
     const held = (crossedAt === -1 ? judged.at(-1) : judged[crossedAt - 1])?.users ?? 0;
     const crossed = judged[crossedAt];
-    return `- ${replicas === 1 ? "One replica" : `${String(replicas)} replicas`}: **held ${held.toLocaleString("en-US")} concurrent users** within the thresholds${crossed === undefined ? " (the most this run adds; none crossed)" : ` (crossed at ${crossed.users.toLocaleString("en-US")}: ${crossed.crossed.join(", ")})`}. Deliveries checked: ${verdict.deliveries.toLocaleString("en-US")}; lost ${String(verdict.lost)}, duplicated ${String(verdict.duplicated)}, delivered outside the audience ${String(verdict.stray)}, ids out of order ${String(verdict.disordered)}.${seen.length === 0 ? "" : ` Errors seen: ${seen.join("; ")}.`}`;
+    return `- ${replicas === 1 ? "One replica" : `${String(replicas)} replicas`}: **held ${held.toLocaleString("en-US")} concurrent users** within the thresholds${crossed === undefined ? " (the most this run adds; none crossed)" : ` (crossed at ${crossed.users.toLocaleString("en-US")}: ${crossed.crossed.join(", ")})`}. Deliveries checked: ${verdict.deliveries.toLocaleString("en-US")}; lost ${String(verdict.lost)}, duplicated ${String(verdict.duplicated)}, delivered outside the audience ${String(verdict.stray)}, ids out of order ${String(verdict.disordered)}.${seen.length === 0 ? "" : ` Errors seen: ${seen.join("; ")}.`} The machine's speed before the ramp: a bare \`node:http\` server's poll answered at once cost ${yardstick.micros.toFixed(0)} µs of its CPU (${String(POLL_COST.users)} users polling one after the other, ${String(POLL_COST.polls)} polls each; the real-time section's yardstick too).`;
   });
   const markdown = [
     "## chat-api: load simulation (issue 25)",

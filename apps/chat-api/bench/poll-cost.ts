@@ -1,0 +1,83 @@
+/**
+ * What one poll costs a server, and the bare `node:http` reference server
+ * (bench/poll-reference.ts) to measure it on: the real-time benchmark
+ * compares chat-api with it, and the load simulation reports it as the
+ * yardstick of the machine's speed during its run (the same measure moved
+ * threefold between runs on these shared machines).
+ */
+import { join } from "node:path";
+import { freePort, serve } from "@repo/bench-kit";
+import { type User, call, processSeconds } from "./load-realm";
+
+const TS = ["--conditions=@repo/source", "--require", "@swc-node/register"];
+
+/** The polls {@link pollCost} makes: by this many users, after a warm-up, each. */
+export const POLL_COST = { users: 50, warmup: 100, polls: 400 };
+
+/** What one poll costs a server, in its CPU. */
+export interface PollCost {
+  /** Microseconds of the server process's CPU (all its threads) per poll. */
+  micros: number;
+  polls: number;
+  failures: number;
+}
+
+/**
+ * {@link POLL_COST}'s polls on the server at `port` (process `pid`): each of
+ * the users registers a queue and polls it without waiting, one poll after
+ * the other, the users at once.
+ */
+export async function pollCost(
+  port: number,
+  pid: number | undefined,
+  users: User[],
+): Promise<PollCost> {
+  const chosen = users.slice(0, POLL_COST.users);
+  const queues = await Promise.all(
+    chosen.map(async (user) => {
+      const reply = await call(port, user, "POST", "/register", { event_types: '["message"]' });
+      if (reply.status !== 200) throw new Error(`register: ${String(reply.status)}`);
+      return String(reply.json.queue_id);
+    }),
+  );
+  let failures = 0;
+  const polls = (count: number) =>
+    Promise.all(
+      chosen.map(async (user, i) => {
+        for (let n = 0; n < count; n++) {
+          const reply = await call(port, user, "GET", "/events", {
+            queue_id: queues[i] ?? "",
+            last_event_id: "-1",
+            dont_block: "true",
+          });
+          if (reply.status !== 200 || !Array.isArray(reply.json.events)) failures += 1;
+        }
+      }),
+    );
+  await polls(POLL_COST.warmup);
+  const before = processSeconds(pid);
+  await polls(POLL_COST.polls);
+  const count = POLL_COST.polls * chosen.length;
+  return { micros: ((processSeconds(pid) - before) * 1e6) / count, polls: count, failures };
+}
+
+/**
+ * Runs `measure` on a fresh bare reference server (its queues empty), which
+ * answers message events like `sample` (a message event chat-api sent, as
+ * JSON), and stops it after.
+ */
+export async function onBare<T>(
+  sample: string | undefined,
+  measure: (port: number, pid: number | undefined) => Promise<T>,
+): Promise<T> {
+  const port = await freePort();
+  const reference = await serve("node", [...TS, join(__dirname, "poll-reference.ts")], port, {
+    PORT: String(port),
+    BENCH_EVENT: sample ?? "{}",
+  });
+  try {
+    return await measure(port, reference.child.pid);
+  } finally {
+    await reference.stop();
+  }
+}
