@@ -69,7 +69,6 @@ interface CeilingRound {
  */
 const TARGET: Scenario = { users: MAX_USERS, senders: 50, perSender: 4, replicas: 1 };
 
-/** The cost of one poll: polls answered at once (`dont_block`, nothing queued), per user after a warm-up. */
 /** BENCH_REALTIME=users:senders:perSender:replicas,...: only these scenarios; the report is not written. */
 const CHOSEN = process.env.BENCH_REALTIME?.split(",").map((spec): Scenario => {
   const [users = 0, senders = 0, perSender = 0, replicas = 1] = spec.split(":").map(Number);
@@ -316,9 +315,7 @@ async function main(): Promise<void> {
       await db.connect();
       await db.query("VACUUM (ANALYZE)");
       await db.end();
-      // A fresh bare server for each run: its queues start empty.
-      const onFreshBare = <T>(measure: (port: number, pid: number | undefined) => Promise<T>) =>
-        onBare(sample, measure);
+      // A fresh bare server for each run (onBare): its queues start empty.
       for (let r = 0; r < CEILING_ROUNDS; r++) {
         const servers = await startReplicas(data.url, 1);
         let ours: Outcome;
@@ -331,7 +328,7 @@ async function main(): Promise<void> {
           for (const server of servers) await server.stop();
         }
         sample ??= ours.sample;
-        const bare = await onFreshBare((port, pid) =>
+        const bare = await onBare(sample, (port, pid) =>
           run(CEILING, [{ port, pid }], data.users, channel),
         );
         rounds.push({ ours, bare });
@@ -343,11 +340,11 @@ async function main(): Promise<void> {
       if (cost === undefined) throw new Error("no ceiling round");
       ceiling = {
         rounds,
-        bareTarget: await onFreshBare((port, pid) =>
+        bareTarget: await onBare(sample, (port, pid) =>
           run(TARGET, [{ port, pid }], data.users, channel),
         ),
         cost,
-        bareCost: await onFreshBare((port, pid) => pollCost(port, pid, data.users)),
+        bareCost: await onBare(sample, (port, pid) => pollCost(port, pid, data.users)),
       };
       process.stdout.write(
         `${JSON.stringify({ pollCost: ceiling.cost, bare: ceiling.bareCost })}\n`,

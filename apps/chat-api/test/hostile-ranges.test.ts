@@ -116,6 +116,12 @@ describe("numbers past their columns", () => {
       "/users/me/presence",
       { status: "active", history_limit_days: 2_147_483_647 },
     ],
+    [
+      "a presence update id past 2^53",
+      "POST",
+      "/users/me/presence",
+      { status: "active", last_update_id: 2 ** 53 },
+    ],
   ])("%s", async (_what, method, path, fields) => {
     const before = await counts();
     const reply = await server.call(method, `/api/v1${path}`, {

@@ -173,6 +173,9 @@ export async function presenceAudience(
   return rows.map((r) => r.id);
 }
 
+/** `last_update_id`, a bigint column, as a JS number (exact below 2^53). */
+const updateIdAsNumber = sql<number>`p.last_update_id::float8`.as("last_update_id");
+
 /** The rows of {@link realmPresencesQuery}: the realm's recent presences, without bots and deactivated users. */
 function recentRows(
   q: Kysely<DB>,
@@ -208,7 +211,7 @@ export function realmPresencesQuery(
       "p.realm_id",
       "p.last_connected_time",
       "p.last_active_time",
-      sql<number>`p.last_update_id::float8`.as("last_update_id"),
+      updateIdAsNumber,
       "u.email",
     ])
     .orderBy("p.user_id");
@@ -253,7 +256,7 @@ export async function boardRowsAfter(
     .innerJoin("users as u", "u.id", "p.user_id")
     .select([
       "p.user_id",
-      sql<number>`p.last_update_id::float8`.as("last_update_id"),
+      updateIdAsNumber,
       "p.slim_entry",
       sql<number>`(extract(epoch FROM p.last_connected_time) * 1000)::float8`.as("connected_ms"),
       sql<boolean>`u.is_active AND NOT u.is_bot`.as("shown"),
