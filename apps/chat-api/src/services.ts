@@ -3,11 +3,12 @@ import type { Database } from "./db/database";
 import { EventHub } from "./events/hub";
 import { AuthCache } from "./lib/auth";
 import { CacheBus } from "./lib/cache-bus";
-import type { Config } from "./lib/config";
+import { type Config, renderSettings } from "./lib/config";
 import { type AppMetrics, createMetrics } from "./lib/metrics";
 import { PresenceBoards } from "./lib/presence-boards";
 import { type RateLimiter, createRateLimiter, unlimited } from "./lib/rate-limit";
 import { RealmDirectory } from "./lib/realms";
+import { configureRenderPool } from "./lib/render-pool";
 import { type UploadStore, createUploadStore } from "./lib/upload-store";
 
 /** Everything a request may need, built once per process (or per test). */
@@ -29,6 +30,7 @@ export interface Services {
 
 /** Builds the services over an open database; call `bus.start()` to hear other replicas. */
 export function createServices(config: Config, db: Database, logger: Logger): Services {
+  configureRenderPool(renderSettings(config));
   const realms = new RealmDirectory(db, config.CHAT_EXTERNAL_URL.hostname);
   const auth = new AuthCache(db);
   const bus = new CacheBus(db.sql, logger);

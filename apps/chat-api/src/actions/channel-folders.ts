@@ -1,7 +1,7 @@
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
 import type { ChannelFolder } from "../gen/prisma/client";
-import { renderPlain } from "../lib/render";
+import { checkPlain, renderPlain } from "../lib/render";
 import { codePoints } from "../lib/text";
 import { isUniqueViolation } from "./realm-config";
 import { caselessEquals } from "../db/queries/text";
@@ -11,12 +11,12 @@ export const MAX_FOLDER_NAME_LENGTH = 60;
 export const MAX_FOLDER_DESCRIPTION_LENGTH = 1024;
 
 /** A channel folder on the wire. */
-export function channelFolderView(folder: ChannelFolder) {
+export async function channelFolderView(folder: ChannelFolder) {
   return {
     id: folder.id,
     name: folder.name,
     description: folder.description,
-    rendered_description: renderPlain(folder.description),
+    rendered_description: await renderPlain(folder.description),
     order: folder.order,
     date_created: Math.floor(folder.date_created.getTime() / 1000),
     creator_id: folder.creator_id,
@@ -43,6 +43,8 @@ export async function doCreateChannelFolder(
   }
   if (/[\p{Cc}\p{Cs}\p{Cn}]/u.test(trimmed))
     throw new JsonableError("Invalid character in channel folder name.");
+  // Its description must render (then its readers' renders are cached).
+  await checkPlain(description, creator.id);
   const duplicate = new JsonableError(`Channel folder name already in use`);
   try {
     return await db.transaction(async (tx) => {
@@ -75,10 +77,10 @@ export async function listChannelFolders(
   db: Database,
   realmId: number,
   includeArchived: boolean,
-): Promise<ReturnType<typeof channelFolderView>[]> {
+): Promise<Awaited<ReturnType<typeof channelFolderView>>[]> {
   const folders = await db.prisma.channelFolder.findMany({
     where: { realm_id: realmId, ...(includeArchived ? {} : { is_archived: false }) },
     orderBy: [{ order: "asc" }, { id: "asc" }],
   });
-  return folders.map(channelFolderView);
+  return Promise.all(folders.map(channelFolderView));
 }

@@ -9,7 +9,7 @@ import type { TopicsPolicy } from "../gen/prisma/client";
 import { sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
 import { type GroupSettingValue, readGroupSetting, storeGroupSetting } from "../lib/group-setting";
-import { renderContent } from "./render";
+import { renderAhead } from "./render";
 import { Role, isAdministrator, isOwner } from "../lib/roles";
 import { codePoints } from "../lib/text";
 import {
@@ -80,6 +80,10 @@ export async function doUpdateChannel(
       : parseRetentionDays(update.messageRetentionDays);
   if (update.topicsPolicy !== undefined && user.role > Role.MODERATOR)
     throw new InsufficientPermissionError();
+  const description =
+    update.description === undefined || update.description === channel.description
+      ? undefined
+      : await renderAhead(db, { realm_id: channel.realm_id }, update.description, user.id);
   await db.transaction(async (tx) => {
     const admin = isAdministrator(user.role);
     if (
@@ -104,9 +108,8 @@ export async function doUpdateChannel(
       data.name = update.newName;
       changes.push({ property: "name", value: update.newName });
     }
-    if (update.description !== undefined && update.description !== channel.description) {
-      const rendered = (await renderContent(tx, { realm_id: channel.realm_id }, update.description))
-        .html;
+    if (update.description !== undefined && description !== undefined) {
+      const rendered = description().html;
       data.description = update.description;
       data.rendered_description = rendered;
       changes.push({

@@ -9,7 +9,7 @@ import {
   OrganizationOwnerRequiredError,
 } from "@repo/envelope";
 import type { TopicsPolicy } from "../gen/prisma/client";
-import { renderContent } from "./render";
+import { type RenderedAhead, renderAhead } from "./render";
 import { channelByName } from "./channels";
 import { defaultChannelGroups, systemGroupIds } from "./realm-creation";
 import type { AuthedUser } from "../lib/auth";
@@ -79,26 +79,37 @@ const CONTENT_ACCESS_SETTINGS: readonly ChannelGroupSetting[] = [
   "can_move_messages_within_channel_group",
 ];
 
-/** Creates a channel in one transaction: see {@link createChannel}. Returns the new id. */
+/**
+ * Creates a channel in one transaction: see {@link createChannel}; its
+ * description is rendered before. Returns the new id.
+ */
 export async function doCreateChannel(
   db: Database,
   user: AuthedUser,
   channel: NewChannel,
   options: { webPublicStreamsEnabled: boolean },
 ): Promise<number> {
-  return db.transaction((tx) => createChannel(tx, user, channel, options));
+  const description = await renderAhead(
+    db,
+    { realm_id: user.realm_id },
+    channel.description,
+    user.id,
+  );
+  return db.transaction((tx) => createChannel(tx, user, channel, description, options));
 }
 
 /**
  * Creates a channel inside transaction `tx`: who may create which kind, the
  * name and option rules, subscribers, group settings (ids or anonymous
  * groups) and the access a non-administrator needs to set them, and the
- * notification bot's announcement of a public channel. Returns the new id.
+ * notification bot's announcement of a public channel. `description` is the
+ * channel's description rendered before the transaction. Returns the new id.
  */
 export async function createChannel(
   tx: Tx,
   user: AuthedUser,
   channel: NewChannel,
+  description: RenderedAhead,
   options: { webPublicStreamsEnabled: boolean },
 ): Promise<number> {
   const realm = await tx.prisma.realm.findUniqueOrThrow({ where: { id: user.realm_id } });
@@ -184,8 +195,7 @@ export async function createChannel(
         realm_id: realm.id,
         name: channel.name,
         description: channel.description,
-        rendered_description: (await renderContent(tx, { realm_id: realm.id }, channel.description))
-          .html,
+        rendered_description: description().html,
         invite_only: channel.inviteOnly,
         is_web_public: channel.isWebPublic,
         history_public_to_subscribers: history,

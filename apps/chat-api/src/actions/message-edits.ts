@@ -16,7 +16,7 @@ import { CONTENT_FLAGS, MESSAGE_FLAGS } from "../lib/message-flags";
 import { Role, isAdministrator, isGuest } from "../lib/roles";
 import { channelToPostTo, checkContent, checkTopic, checkTopicPolicy } from "./messages";
 import { type Move, sendMoveNotices } from "./move-notices";
-import { contentFlags, renderContent } from "./render";
+import { contentFlags, renderAhead } from "./render";
 import { linkMessageFiles } from "./uploads";
 import { isGroupMember } from "./user-groups";
 import { caselessEquals } from "../db/queries/text";
@@ -165,6 +165,9 @@ export async function doEditMessage(
     throw new JsonableError("Cannot change message content while changing channel");
   const content = edit.content === undefined ? undefined : checkContent(edit.content);
   const topic = edit.topic === undefined ? undefined : checkTopic(edit.topic);
+  // The new content is rendered before the transaction: no transaction waits on a render.
+  const renderedAhead =
+    content === undefined ? undefined : await renderAhead(db, user, content, user.id);
   await db.transaction(async (tx) => {
     const message = await accessMessage(tx, user, messageId);
     if ((topic !== undefined || edit.channelId !== undefined) && message.channel === null)
@@ -221,7 +224,7 @@ export async function doEditMessage(
         `This message has been edited too many times (limit: ${MAX_EDITS_PER_MESSAGE}).`,
       );
     const now = new Date();
-    const rendered = content === undefined ? undefined : await renderContent(tx, user, content);
+    const rendered = renderedAhead?.();
     if (content !== undefined && rendered !== undefined) {
       await tx.prisma.message.update({
         where: { id: message.id },

@@ -13,6 +13,7 @@ import { canSee } from "./channels";
 import { findUsers } from "./user-lookup";
 import { contentFlags, renderContent } from "./render";
 import type { RenderResult } from "../lib/markdown";
+import type { Requester } from "../lib/render-pool";
 import { linkMessageFiles, linkedPathIds } from "./uploads";
 import { gravatarUrl } from "./user-view";
 import { dmPeople, messageView } from "./message-views";
@@ -103,6 +104,7 @@ async function readInputs(
   sender: Sender,
   audience: Audience,
   content: string,
+  requester: Requester,
 ): Promise<MessageInputs> {
   const direct = "userIds" in audience ? directPeople(sender, audience.userIds) : undefined;
   const dmKey = direct?.join(",") ?? null;
@@ -110,7 +112,7 @@ async function readInputs(
     "channelId" in audience
       ? channelRecipients(tx, audience.channelId)
       : directRecipients(tx, direct ?? []),
-    renderContent(tx, sender, content),
+    renderContent(tx, sender, content, requester),
     newMessageId(tx, sender.realm_id),
     dmPeople(tx, [{ dm_key: dmKey }]),
   ]);
@@ -193,12 +195,13 @@ async function prepareMessage(
   sender: Sender,
   destination: Destination,
   content: string,
+  requester: Requester,
 ): Promise<PreparedMessage> {
   const audience =
     destination.kind === "channel"
       ? { channelId: destination.channel.id }
       : { userIds: destination.userIds };
-  const inputs = await readInputs(tx, sender, audience, content);
+  const inputs = await readInputs(tx, sender, audience, content, requester);
   return composeMessage(tx, sender, destination, content, inputs);
 }
 
@@ -219,9 +222,9 @@ async function writeMessage(tx: Tx, prepared: PreparedMessage): Promise<number> 
 }
 
 /**
- * Stores a message inside `tx` with its per-recipient rows (unread for
- * everyone but the sender) and sends each recipient a `message` event with
- * their flags. Returns the message id.
+ * Stores a message the server writes itself (a bot's notice) inside `tx`
+ * with its per-recipient rows (unread for everyone but the sender) and sends
+ * each recipient a `message` event with their flags. Returns the message id.
  */
 export async function insertMessage(
   tx: Tx,
@@ -229,7 +232,10 @@ export async function insertMessage(
   destination: Destination,
   content: string,
 ): Promise<number> {
-  const id = await writeMessage(tx, await prepareMessage(tx, sender, destination, content));
+  const id = await writeMessage(
+    tx,
+    await prepareMessage(tx, sender, destination, content, undefined),
+  );
   await linkMessageFiles(tx, sender, id, content, false);
   return id;
 }
@@ -250,7 +256,7 @@ async function sendMessage(
 ): Promise<number> {
   const prepared =
     inputs === undefined
-      ? await prepareMessage(db, sender, destination, content)
+      ? await prepareMessage(db, sender, destination, content, sender.id)
       : await composeMessage(db, sender, destination, content, inputs);
   if (linkedPathIds(content, sender.realm_id).length === 0) return writeMessage(db, prepared);
   return db.transaction(async (tx) => {
@@ -341,7 +347,7 @@ export async function doSendMessage(
     // has it (a channel error before one of the content).
     const [checked, read] = await Promise.allSettled([
       channelToPostTo(db, user, to, topic),
-      readInputs(db, user, { channelId: to }, content),
+      readInputs(db, user, { channelId: to }, content, user.id),
     ]);
     if (checked.status === "rejected") throw checked.reason;
     if (read.status === "rejected") throw read.reason;

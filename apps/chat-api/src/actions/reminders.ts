@@ -3,7 +3,7 @@ import type { Database } from "../db/database";
 import { JsonableError, ResourceNotFoundError } from "@repo/envelope";
 import { checkCap } from "./caps";
 import type { Reminder } from "../gen/prisma/client";
-import { renderPlain } from "../lib/render";
+import { checkPlain, renderPlain } from "../lib/render";
 import { sendEvent } from "../events/queue";
 import type { AuthedUser } from "../lib/auth";
 import { codePoints } from "../lib/text";
@@ -14,7 +14,11 @@ import { claimDueReminder, lockPendingReminder } from "../db/queries/reminders";
 export const MAX_REMINDER_NOTE_LENGTH = 1000;
 
 /** The text of a reminder's direct message. */
-function reminderContent(reminder: Reminder, senderName: string, senderId: number): string {
+function reminderContent(
+  reminder: Pick<Reminder, "message_id" | "note">,
+  senderName: string,
+  senderId: number,
+): string {
   const lines = [
     `You requested a reminder for message #${reminder.message_id} from @_**${senderName}|${senderId}**.`,
   ];
@@ -29,24 +33,26 @@ async function reminderViews(tx: Tx, reminders: readonly Reminder[]) {
     include: { sender: { select: { full_name: true } } },
   });
   const byId = new Map(messages.map((m) => [m.id, m]));
-  return reminders.map((reminder) => {
-    const message = byId.get(reminder.message_id);
-    const content = reminderContent(
-      reminder,
-      message?.sender.full_name ?? "",
-      message?.sender_id ?? 0,
-    );
-    return {
-      reminder_id: reminder.id,
-      type: "private",
-      to: [reminder.user_id],
-      content,
-      rendered_content: renderPlain(content),
-      scheduled_delivery_timestamp: Math.floor(reminder.scheduled_timestamp.getTime() / 1000),
-      failed: reminder.failed,
-      reminder_target_message_id: reminder.message_id,
-    };
-  });
+  return Promise.all(
+    reminders.map(async (reminder) => {
+      const message = byId.get(reminder.message_id);
+      const content = reminderContent(
+        reminder,
+        message?.sender.full_name ?? "",
+        message?.sender_id ?? 0,
+      );
+      return {
+        reminder_id: reminder.id,
+        type: "private",
+        to: [reminder.user_id],
+        content,
+        rendered_content: await renderPlain(content),
+        scheduled_delivery_timestamp: Math.floor(reminder.scheduled_timestamp.getTime() / 1000),
+        failed: reminder.failed,
+        reminder_target_message_id: reminder.message_id,
+      };
+    }),
+  );
 }
 
 /**
@@ -67,9 +73,22 @@ export async function doCreateReminder(
     where: { user_id_message_id: { user_id: user.id, message_id: messageId } },
   });
   if (received === null) throw new JsonableError("Invalid message(s)");
+  const target = await db.prisma.message.findUniqueOrThrow({
+    where: { id: messageId },
+    select: { sender_id: true, sender: { select: { full_name: true } } },
+  });
   const when = new Date(deliverAt * 1000);
   if (!(when.getTime() > Date.now()))
     throw new JsonableError("Scheduled delivery time must be in the future.");
+  // What it will send must render (refused now, not at delivery).
+  await checkPlain(
+    reminderContent(
+      { message_id: messageId, note: note ?? null },
+      target.sender.full_name,
+      target.sender_id,
+    ),
+    user.id,
+  );
   return db.transaction(async (tx) => {
     const held = await tx.prisma.reminder.count({ where: { user_id: user.id, delivered: false } });
     checkCap(held, 1, cap, "reminders");
@@ -140,12 +159,20 @@ export async function deliverDueReminders(db: Database, now: Date, limit = 100):
         where: { id: reminder.message_id },
         include: { sender: { select: { full_name: true } } },
       });
-      const messageId = await insertMessage(
-        tx,
-        bot,
-        { kind: "direct", userIds: [reminder.user_id] },
-        reminderContent(reminder, target.sender.full_name, target.sender_id),
-      );
+      let messageId: number;
+      try {
+        messageId = await insertMessage(
+          tx,
+          bot,
+          { kind: "direct", userIds: [reminder.user_id] },
+          reminderContent(reminder, target.sender.full_name, target.sender_id),
+        );
+      } catch (error) {
+        // A reminder that cannot be sent (its render refused) is failed, not retried.
+        if (!(error instanceof JsonableError)) throw error;
+        await tx.prisma.reminder.update({ where: { id: reminder.id }, data: { failed: true } });
+        return true;
+      }
       await tx.prisma.reminder.update({
         where: { id: reminder.id },
         data: { delivered: true, delivered_message_id: messageId },

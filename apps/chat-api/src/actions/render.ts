@@ -3,12 +3,9 @@ import { alertWordsOf } from "../db/queries/messages";
 import { withSubgroups } from "../db/queries/user-groups";
 import type { AuthedUser } from "../lib/auth";
 import { MESSAGE_FLAGS } from "../lib/message-flags";
-import {
-  type RenderContext,
-  type RenderResult,
-  referencedNames,
-  renderMarkdown,
-} from "../lib/markdown";
+import { RateLimitedError } from "@repo/envelope";
+import { type RenderContext, type RenderResult, referencedNames } from "../lib/markdown";
+import { type Requester, render } from "../lib/render-pool";
 import { caselessEquals } from "../db/queries/text";
 
 /** Who renders: the realm, and the viewer whose channels a link may name. */
@@ -87,13 +84,45 @@ export async function renderContext(
   };
 }
 
-/** Renders `content` for `author` with the realm's people, groups, channels and linkifiers. */
+/**
+ * Renders `content` for `author` with the realm's people, groups, channels
+ * and linkifiers, on the render pool for `requester` (the person whose
+ * request it is; undefined for text the server writes itself).
+ */
 export async function renderContent(
   tx: Tx,
   author: RenderAuthor,
   content: string,
+  requester: Requester,
 ): Promise<RenderResult> {
-  return renderMarkdown(content, await renderContext(tx, author, content));
+  return render(content, await renderContext(tx, author, content), requester);
+}
+
+/** A render made before a transaction, taken inside it: its result, or its error. */
+export type RenderedAhead = () => RenderResult;
+
+/**
+ * {@link renderContent} before a transaction begins, so that no transaction
+ * (nor PGlite's one connection) waits on a render. A render that fails is
+ * reported when the transaction takes it, where Zulip's order of errors has
+ * it (after the permission checks); one refused for the requester's share of
+ * the pool (429) is reported at once.
+ */
+export async function renderAhead(
+  db: Tx,
+  author: RenderAuthor,
+  content: string,
+  requester: Requester,
+): Promise<RenderedAhead> {
+  try {
+    const rendered = await renderContent(db, author, content, requester);
+    return () => rendered;
+  } catch (error) {
+    if (error instanceof RateLimitedError) throw error;
+    return () => {
+      throw error;
+    };
+  }
 }
 
 /**
@@ -166,5 +195,5 @@ function containsWord(text: string, word: string): boolean {
 
 /** POST /messages/render: the HTML `content` would get if `user` sent it now. */
 export async function renderPreview(db: Tx, user: AuthedUser, content: string): Promise<string> {
-  return (await renderContent(db, user, content)).html;
+  return (await renderContent(db, user, content, user.id)).html;
 }

@@ -10,6 +10,9 @@ import { announceSubscriptions, announceUnsubscriptions } from "./subscription-e
 import { isGroupMember } from "./user-groups";
 import { sendEvent } from "../events/queue";
 import { findUsers } from "./user-lookup";
+import { existingChannelNames } from "../db/queries/channels";
+import { RENDER_TIMEOUT_MESSAGE } from "../lib/markdown";
+import { type RenderedAhead, renderAhead } from "./render";
 
 /** What POST /users/me/subscriptions asks for, parsed. */
 export interface SubscribeRequest {
@@ -44,7 +47,39 @@ export async function doSubscribe(
   options: { webPublicStreamsEnabled: boolean },
 ): Promise<SubscribeResult> {
   for (const { name } of request.channels) checkChannelName(name);
-  return db.transaction((tx) => subscribeIn(tx, user, request, options));
+  const descriptions = await renderNewDescriptions(db, user, request.channels);
+  return db.transaction((tx) => subscribeIn(tx, user, request, descriptions, options));
+}
+
+/**
+ * The descriptions of the channels a subscription request would create,
+ * rendered before its transaction, one at a time: by name (lower-cased), each
+ * channel that did not exist when asked. Renders stop at the first that
+ * fails, which the transaction then reports if it still creates that channel.
+ */
+async function renderNewDescriptions(
+  db: Database,
+  user: AuthedUser,
+  channels: SubscribeRequest["channels"],
+): Promise<Map<string, RenderedAhead>> {
+  const rendered = new Map<string, RenderedAhead>();
+  const existing = await existingChannelNames(
+    db,
+    user.realm_id,
+    channels.map((c) => c.name),
+  );
+  for (const { name, description } of channels) {
+    const key = name.toLowerCase();
+    if (existing.has(key) || rendered.has(key)) continue;
+    const ahead = await renderAhead(db, { realm_id: user.realm_id }, description, user.id);
+    rendered.set(key, ahead);
+    try {
+      ahead();
+    } catch {
+      break;
+    }
+  }
+  return rendered;
 }
 
 /** {@link doSubscribe}'s work inside transaction `tx`. */
@@ -52,6 +87,7 @@ async function subscribeIn(
   tx: Tx,
   user: AuthedUser,
   request: SubscribeRequest,
+  descriptions: Map<string, RenderedAhead>,
   options: { webPublicStreamsEnabled: boolean },
 ): Promise<SubscribeResult> {
   const targets = await resolvePrincipals(tx, user, request.principals);
@@ -66,10 +102,18 @@ async function subscribeIn(
     seen.add(name.toLowerCase());
     const existing = await channelByName(tx, user.realm_id, name);
     if (existing === null) {
+      // Rendered before, unless the renders stopped at an earlier failure
+      // (whose channel another request has created since).
+      const rendered =
+        descriptions.get(name.toLowerCase()) ??
+        (() => {
+          throw new JsonableError(RENDER_TIMEOUT_MESSAGE);
+        });
       await createChannel(
         tx,
         user,
         { ...request.creation, name, description, subscribers: targets },
+        rendered,
         options,
       );
       for (const target of targets) record(result.subscribed, target, name);
@@ -223,8 +267,9 @@ export async function doUpdateSubscriptions(
   options: { webPublicStreamsEnabled: boolean },
 ): Promise<SubscribeResult & UnsubscribeResult> {
   for (const { name } of add.channels) checkChannelName(name);
+  const descriptions = await renderNewDescriptions(db, user, add.channels);
   return db.transaction(async (tx) => {
-    const joined = await subscribeIn(tx, user, add, options);
+    const joined = await subscribeIn(tx, user, add, descriptions, options);
     const left = await unsubscribeIn(tx, user, remove, undefined);
     return { ...joined, ...left };
   });

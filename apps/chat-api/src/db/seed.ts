@@ -73,13 +73,13 @@ export async function seedDemoRealm(db: Database): Promise<void> {
       });
 
       const channelGroups = defaultChannelGroups(groups);
-      const channel = (name: string, description: string, invite_only = false) =>
+      const channel = async (name: string, description: string, invite_only = false) =>
         tx.prisma.channel.create({
           data: {
             realm_id: realmId,
             name,
             description,
-            rendered_description: renderPlain(description),
+            rendered_description: await renderPlain(description),
             invite_only,
             history_public_to_subscribers: !invite_only,
             is_default_stream: !invite_only,
@@ -185,7 +185,7 @@ export async function seedDemoRealm(db: Database): Promise<void> {
             channel_id: target.id,
             topic: TOPICS[n % TOPICS.length] ?? "greetings",
             content,
-            rendered_content: renderPlain(content),
+            rendered_content: await renderPlain(content),
             date_sent: new Date(Date.UTC(2026, 0, 1, 9, n)),
           },
         });

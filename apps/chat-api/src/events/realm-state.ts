@@ -114,7 +114,7 @@ export async function realmState(tx: Tx, config: Config, realm: Realm) {
     realm_default_code_block_language: "",
     realm_default_external_accounts: {},
     realm_default_language: "en",
-    realm_description: renderPlain(realm.description),
+    realm_description: await renderPlain(realm.description),
     realm_digest_emails_enabled: false,
     realm_digest_weekday: 1,
     realm_disallow_disposable_email_addresses: true,

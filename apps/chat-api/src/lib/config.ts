@@ -1,5 +1,6 @@
 import { loadEnv } from "@repo/env";
 import { z } from "zod";
+import { DEFAULT_RENDER_SETTINGS, type RenderPoolSettings } from "./render-pool";
 
 const port = z.coerce.number().int().min(0).max(65535);
 const flag = z
@@ -158,6 +159,48 @@ const schema = z.object({
   CHAT_S3_REGION: z.string().min(1).default("us-east-1"),
   CHAT_S3_ACCESS_KEY_ID: z.string().min(1).optional(),
   CHAT_S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  /** Worker threads that render messages and descriptions (Markdown, TeX, linkifiers). */
+  CHAT_RENDER_THREADS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .default(DEFAULT_RENDER_SETTINGS.threads),
+  /** How long one render may run on its thread; past it the thread is terminated and replaced. */
+  CHAT_RENDER_TIME_LIMIT_MS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .max(60_000)
+    .default(DEFAULT_RENDER_SETTINGS.timeLimitMs),
+  /** Renders of people's content that may wait for a thread, everyone's together; more is 429. */
+  CHAT_RENDER_QUEUE_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(100_000)
+    .default(DEFAULT_RENDER_SETTINGS.queueLimit),
+  /** Renders one person may have running or waiting at once; more is 429. */
+  CHAT_RENDER_PER_USER_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .default(DEFAULT_RENDER_SETTINGS.perPersonLimit),
+  /** Longest rendered HTML of a message or description, in bytes; longer is refused. */
+  CHAT_RENDER_MAX_HTML_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(100_000_000)
+    .default(DEFAULT_RENDER_SETTINGS.maxHtmlBytes),
+  /** Each render thread's heap, in MiB; a render that needs more ends its thread and is refused. */
+  CHAT_RENDER_THREAD_HEAP_MB: z.coerce
+    .number()
+    .int()
+    .min(16)
+    .max(16_384)
+    .default(DEFAULT_RENDER_SETTINGS.threadHeapMb),
   /** On SIGTERM, how long in-flight requests may run before connections are cut. */
   CHAT_SHUTDOWN_GRACE_SECONDS: z.coerce.number().positive().default(25),
 });
@@ -173,4 +216,16 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
 /** Whether this is a production server (no dev_fetch_api_key, no demo seed). */
 export function isProduction(config: Config): boolean {
   return config.NODE_ENV === "production";
+}
+
+/** The render pool's settings (lib/render-pool.ts). */
+export function renderSettings(config: Config): RenderPoolSettings {
+  return {
+    threads: config.CHAT_RENDER_THREADS,
+    timeLimitMs: config.CHAT_RENDER_TIME_LIMIT_MS,
+    queueLimit: config.CHAT_RENDER_QUEUE_LIMIT,
+    perPersonLimit: config.CHAT_RENDER_PER_USER_LIMIT,
+    maxHtmlBytes: config.CHAT_RENDER_MAX_HTML_BYTES,
+    threadHeapMb: config.CHAT_RENDER_THREAD_HEAP_MB,
+  };
 }

@@ -46,7 +46,7 @@ export function serverRoutes({ config, db }: Services) {
           realm_url: url,
           realm_name: realm.name,
           realm_icon: realmIconUrl(config, realm),
-          realm_description: renderPlain(realm.description),
+          realm_description: await renderPlain(realm.description),
           realm_web_public_access_enabled: webPublic,
         };
       },

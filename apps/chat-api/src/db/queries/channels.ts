@@ -19,6 +19,26 @@ export async function channelIdByName(
   return row?.id;
 }
 
+/** Which of `names` are channels of realm `realmId` (compared case-insensitively), lower-cased. */
+export async function existingChannelNames(
+  tx: Tx,
+  realmId: number,
+  names: readonly string[],
+): Promise<Set<string>> {
+  if (names.length === 0) return new Set();
+  const rows = await tx.q
+    .selectFrom("channels")
+    .select((eb) => eb.fn<string>("lower", ["name"]).as("name"))
+    .where("realm_id", "=", realmId)
+    .where(
+      (eb) => eb.fn("lower", ["name"]),
+      "in",
+      names.map((n) => n.toLowerCase()),
+    )
+    .execute();
+  return new Set(rows.map((r) => r.name));
+}
+
 /**
  * What a post to realm `realmId`'s channel `to` (an id, or a name compared
  * case-insensitively) needs to know of user `userId`, in one statement: the

@@ -124,12 +124,28 @@ export function timeRule(state: StateInline, silent: boolean): boolean {
 }
 
 /**
+ * KaTeX's own bounds: at most this many macro expansions in one formula
+ * (KaTeX's default is 1,000; a formula people write uses a handful), and no
+ * size asked for (`\rule`, `\kern`, `\Huge` boxes) larger than this many
+ * ems (KaTeX's default is unbounded). They cut a macro bomb short early; the
+ * render's deadline in its worker thread (lib/render-pool.ts) bounds the rest.
+ */
+export const KATEX_MAX_EXPAND = 100;
+export const KATEX_MAX_SIZE_EM = 50;
+
+/**
  * TeX as KaTeX renders it (HTML and MathML, as Zulip's), or undefined where
- * KaTeX refuses it. KaTeX's own limits (macro expansions) bound its work.
+ * KaTeX refuses it (bad TeX, or past its bounds).
  */
 function tex(source: string, displayMode: boolean): string | undefined {
   try {
-    return katex.renderToString(source, { displayMode, throwOnError: true, strict: "ignore" });
+    return katex.renderToString(source, {
+      displayMode,
+      throwOnError: true,
+      strict: "ignore",
+      maxExpand: KATEX_MAX_EXPAND,
+      maxSize: KATEX_MAX_SIZE_EM,
+    });
   } catch {
     return undefined;
   }
