@@ -23,10 +23,16 @@ let channels: Record<string, number>;
 
 beforeAll(async () => {
   // The per-user request limit is raised so that the probes below are never
-  // refused; the render pool holds four renders of a person (16 by default),
-  // so that a flood passes it in a few seconds.
+  // refused; the render pool holds four renders of a person (32 by default),
+  // so that a flood passes it in a few seconds; rendered HTML may be 200,000
+  // bytes (1,000,000 by default), so that passing it takes a render of
+  // milliseconds even on a busy machine.
   server = await startTestServer({
-    env: { CHAT_RATE_LIMIT_USER_PER_MINUTE: "100000", CHAT_RENDER_PER_USER_LIMIT: "4" },
+    env: {
+      CHAT_RATE_LIMIT_USER_PER_MINUTE: "100000",
+      CHAT_RENDER_PER_USER_LIMIT: "4",
+      CHAT_RENDER_MAX_HTML_BYTES: "200000",
+    },
   });
   cast = await loadCast(server, ["polonius", "hamlet", "othello", "iago", "cordelia"]);
   channels = await channelIds(server);
@@ -51,8 +57,8 @@ const issueBomb = (width: number, copies: number): string =>
 const wideBomb = (width: number): string =>
   `$$\\def\\a{${"x".repeat(width)}}\\def\\b{${"\\a".repeat(98)}}\\b$$`;
 
-/** 10,000 characters whose HTML is 1.36 MB (KaTeX's markup of 833 formulas), rendered in 0.15 s. */
-const bloat = "$$\\sqrt x$$ ".repeat(833);
+/** 2,400 characters whose HTML is 325 KB (KaTeX's markup of 200 formulas, 1,627 bytes each). */
+const bloat = "$$\\sqrt x$$ ".repeat(200);
 
 /**
  * Runs `attack` while othello asks for his own profile every 50 ms, and
@@ -297,7 +303,9 @@ describe("bombs KaTeX's own bounds stop", () => {
 });
 
 describe("the rendered HTML's size limit", () => {
-  it("refuses a message whose HTML passes 1,000,000 bytes, and stores nothing", async () => {
+  it("refuses a message whose HTML passes the limit, and stores nothing", async () => {
+    const { counts } = renderPool();
+    const tooLarge = counts.tooLarge;
     const reply = await call("hamlet", "POST", "/messages", {
       type: "direct",
       to: JSON.stringify([cast.id("othello")]),
@@ -305,11 +313,12 @@ describe("the rendered HTML's size limit", () => {
     });
     expect([reply.status, reply.body]).toEqual([400, RENDER_REFUSED]);
     expect(await stored(bloat)).toBe(0);
-    // Under the limit it renders: 600 formulas, 0.98 MB.
-    const fewer = "$$\\sqrt x$$ ".repeat(600);
+    expect(counts.tooLarge).toBe(tooLarge + 1);
+    // Under the limit it renders: 100 formulas, 163 KB.
+    const fewer = "$$\\sqrt x$$ ".repeat(100);
     const preview = await call("hamlet", "POST", "/messages/render", { content: fewer });
     expect(preview.status).toBe(200);
-    expect(Buffer.byteLength(preview.body.rendered as string)).toBeLessThan(1_000_000);
+    expect(Buffer.byteLength(preview.body.rendered as string)).toBeLessThan(200_000);
   });
 });
 
