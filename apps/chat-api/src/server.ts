@@ -6,6 +6,7 @@ import { createApp } from "./app";
 import { deliverDueReminders } from "./actions/reminders";
 import { deleteExpiredMessages } from "./actions/retention";
 import { collectIdleQueues } from "./events/queue";
+import { closeRenderPool } from "./lib/render-pool";
 import type { Api } from "./lib/typed-endpoint";
 import type { Services } from "./services";
 
@@ -127,6 +128,7 @@ export async function startServer(
       await new Promise((resolve) => metricsServer.close(resolve));
       await services.bus.stop();
       await services.rateLimiter.close();
+      await closeRenderPool();
       await services.db.close();
     },
   };

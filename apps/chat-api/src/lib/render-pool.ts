@@ -24,7 +24,7 @@ import type { RenderReply, RenderTask } from "./render-worker";
 
 /** How a pool is sized and bounded (the CHAT_RENDER_* settings). */
 export interface RenderPoolSettings {
-  /** Worker threads, all started at once and kept. */
+  /** Worker threads, started when first needed and kept. */
   threads: number;
   /** How long one render may run on its thread, in milliseconds. */
   timeLimitMs: number;
@@ -58,15 +58,6 @@ export const DEFAULT_RENDER_SETTINGS: RenderPoolSettings = {
 
 /** Who a render is for: the person whose content it is, or undefined for text the server wrote. */
 export type Requester = number | undefined;
-
-/**
- * How much lower the render threads' CPU priority is than the server's thread
- * (Linux gives each thread its own nice value): when renders and requests
- * want the same cores, requests go first. Not lower: a render's time limit
- * runs while it waits for a core (at +5 a thread gets about a quarter of a
- * core shared with one busy thread; at +10, a tenth).
- */
-export const RENDER_NICE = 5;
 
 /** How long a render may wait for its thread to start it (a thread being replaced starts first). */
 const START_LIMIT_MS = 10_000;
@@ -120,11 +111,17 @@ export class RenderPool {
   constructor(readonly settings: RenderPoolSettings) {
     this.piscina = new Piscina({
       filename: workerFile,
-      minThreads: settings.threads,
+      // At the server's CPU priority: the time limit runs on the clock. At
+      // nice +5, a formula that renders in 0.1 s passed the 1 s limit while
+      // two test runs shared the machine's two cores.
+      // Threads start when first needed (a server that renders nothing keeps
+      // none; from TypeScript sources each costs a second of compiling) and
+      // are kept: the longest idle time a timer allows.
+      minThreads: 0,
       maxThreads: settings.threads,
+      idleTimeout: 2_147_483_647,
       execArgv: workerExecArgv,
       resourceLimits: { maxOldGenerationSizeMb: settings.threadHeapMb },
-      niceIncrement: RENDER_NICE,
     });
     // A thread that fails between renders (out of heap as it is terminated) is
     // replaced by piscina; its render, if any, was refused already.
@@ -304,6 +301,7 @@ const sameSettings = (a: RenderPoolSettings, b: RenderPoolSettings): boolean =>
  * start); a pool with other settings is replaced, and closed once idle.
  */
 export function configureRenderPool(settings: RenderPoolSettings): RenderPool {
+  configured = settings;
   if (shared !== undefined && sameSettings(shared.settings, settings)) return shared;
   const old = shared;
   shared = new RenderPool(settings);
@@ -311,10 +309,20 @@ export function configureRenderPool(settings: RenderPoolSettings): RenderPool {
   return shared;
 }
 
-/** The process's render pool (with the default settings until one is configured). */
+/** The settings the service configured (the defaults until it does). */
+let configured: RenderPoolSettings = DEFAULT_RENDER_SETTINGS;
+
+/** The process's render pool (made again after {@link closeRenderPool}). */
 export function renderPool(): RenderPool {
-  shared ??= new RenderPool(DEFAULT_RENDER_SETTINGS);
+  shared ??= new RenderPool(configured);
   return shared;
+}
+
+/** Stops the process's render pool's threads (the server's stop); renders still waiting are refused. */
+export async function closeRenderPool(): Promise<void> {
+  const pool = shared;
+  shared = undefined;
+  await pool?.close();
 }
 
 /** Renders `content` for `requester` on the process's pool ({@link RenderPool.render}). */
