@@ -124,6 +124,7 @@ export function buildApi(services: Services): Api {
     url("GET", "/users/{email}", users.getUserByEmail),
     url("POST", "/user_groups/create", groups.createUserGroup),
     url("GET", "/user_groups", groups.getUserGroups),
+    url("POST", "/user_groups/{user_group_id}/members", groups.updateUserGroupMembers),
     url("POST", "/user_groups/{user_group_id}/subgroups", groups.updateUserGroupSubgroups),
     url("GET", "/user_groups/{user_group_id}/members/{user_id}", groups.getIsUserGroupMember),
     url("POST", "/user_groups/{user_group_id}/deactivate", groups.deactivateUserGroup),

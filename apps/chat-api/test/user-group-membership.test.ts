@@ -1,6 +1,12 @@
 import { doSetUserActive } from "../src/actions/accounts";
 import { createAccount } from "../src/actions/accounts";
-import { type Person, type TestServer, createOtherRealm, startTestServer } from "./support/server";
+import {
+  type Person,
+  type TestServer,
+  createOtherRealm,
+  listenAs,
+  startTestServer,
+} from "./support/server";
 import { zulipResponseSchema } from "./support/zulip-schema";
 
 const validate = zulipResponseSchema(
@@ -134,5 +140,98 @@ describe("GET /api/v1/user_groups/{user_group_id}/members/{user_id}", () => {
       msg: "direct_member_only is not a boolean",
       code: "BAD_REQUEST",
     });
+  });
+});
+
+describe("POST /api/v1/user_groups/{user_group_id}/members", () => {
+  const validateUpdate = zulipResponseSchema(
+    "session",
+    "/user_groups/{user_group_id}/members",
+    "post",
+  );
+  const members = async (groupId: number) =>
+    (
+      await server.db.prisma.userGroupMember.findMany({
+        where: { group_id: groupId },
+        orderBy: { user_id: "asc" },
+      })
+    ).map((m) => m.user_id);
+
+  it("adds and removes members and subgroups in one change, with events to the realm", async () => {
+    const hamlet = await server.person("hamlet");
+    const othello = await server.person("othello");
+    const cordelia = await server.person("cordelia");
+    const made = await server.call("POST", "/api/v1/user_groups/create", {
+      auth: [hamlet.email, hamlet.apiKey],
+      form: { name: "Crew", description: "", members: JSON.stringify([hamlet.id]) },
+    });
+    const crew = made.body.group_id as number;
+    const listen = await listenAs(server, { auth: [othello.email, othello.apiKey] }, [
+      "user_group",
+    ]);
+    const reply = await server.call("POST", `/api/v1/user_groups/${crew}/members`, {
+      auth: [hamlet.email, hamlet.apiKey],
+      form: {
+        add: JSON.stringify([othello.id, cordelia.id]),
+        delete: JSON.stringify([hamlet.id]),
+        add_subgroups: JSON.stringify([groups.mid]),
+      },
+    });
+    expect(reply.status).toBe(200);
+    expect(validateUpdate(reply.body)).toEqual([]);
+    expect(await members(crew)).toEqual([othello.id, cordelia.id].sort((a, b) => a - b));
+    expect(await listen()).toEqual([
+      {
+        type: "user_group",
+        op: "add_members",
+        group_id: crew,
+        user_ids: [othello.id, cordelia.id],
+      },
+      { type: "user_group", op: "remove_members", group_id: crew, user_ids: [hamlet.id] },
+      {
+        type: "user_group",
+        op: "add_subgroups",
+        group_id: crew,
+        direct_subgroup_ids: [groups.mid],
+      },
+    ]);
+  });
+
+  it("refuses members already in it, users not in it, unknown users, and changes nothing", async () => {
+    const hamlet = await server.person("hamlet");
+    const othello = await server.person("othello");
+    const made = await server.call("POST", "/api/v1/user_groups/create", {
+      auth: [hamlet.email, hamlet.apiKey],
+      form: { name: "Solo", description: "", members: JSON.stringify([hamlet.id]) },
+    });
+    const solo = made.body.group_id as number;
+    const post = (form: Record<string, string>) =>
+      server.call("POST", `/api/v1/user_groups/${solo}/members`, {
+        auth: [hamlet.email, hamlet.apiKey],
+        form,
+      });
+    for (const [form, msg] of [
+      [{ add: JSON.stringify([hamlet.id]) }, `User ${hamlet.id} is already a member of this group`],
+      [
+        { delete: JSON.stringify([othello.id]) },
+        `There is no member '${othello.id}' in this user group`,
+      ],
+      [{ add: JSON.stringify([othello.id, 99_999]) }, "Invalid user ID: 99999"],
+      [
+        {},
+        'Nothing to do. Specify at least one of "add", "delete", "add_subgroups" or "delete_subgroups".',
+      ],
+    ] as const) {
+      const reply = await post(form);
+      expect([reply.status, reply.body.msg]).toEqual([400, msg]);
+    }
+    expect(await members(solo)).toEqual([hamlet.id]);
+    // Othello may not change a group he does not manage.
+    const denied = await server.call("POST", `/api/v1/user_groups/${solo}/members`, {
+      auth: [othello.email, othello.apiKey],
+      form: { add: JSON.stringify([othello.id]) },
+    });
+    expect([denied.status, denied.body.msg]).toEqual([400, "Insufficient permission"]);
+    expect(await members(solo)).toEqual([hamlet.id]);
   });
 });

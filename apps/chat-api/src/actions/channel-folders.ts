@@ -1,3 +1,4 @@
+import { realmAudience, sendEvent } from "../events/queue";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
 import type { ChannelFolder } from "../gen/prisma/client";
@@ -64,6 +65,11 @@ export async function doCreateChannelFolder(
           creator_id: creator.id,
           order: (last._max.order ?? -1) + 1,
         },
+      });
+      await sendEvent(tx, await realmAudience(tx, creator.realm_id), {
+        type: "channel_folder",
+        op: "add",
+        channel_folder: await channelFolderView(folder),
       });
       return folder.id;
     });

@@ -1,8 +1,9 @@
+import { createHash } from "node:crypto";
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
-import { JsonableError } from "@repo/envelope";
+import { ErrorCode, JsonableError } from "@repo/envelope";
 import type { Channel, Message } from "../gen/prisma/client";
-import { sendEvent } from "../events/queue";
+import { sendEvent, sendEvents } from "../events/queue";
 import {
   type EditEntry,
   appendEditHistory,
@@ -12,7 +13,7 @@ import {
 } from "../db/queries/messages";
 import { activeHolders } from "../db/queries/user-messages";
 import type { AuthedUser } from "../lib/auth";
-import { CONTENT_FLAGS, MESSAGE_FLAGS } from "../lib/message-flags";
+import { CONTENT_FLAGS, MESSAGE_FLAGS, usersByFlags } from "../lib/message-flags";
 import { Role, isAdministrator, isGuest } from "../lib/roles";
 import { channelToPostTo, checkContent, checkTopic, checkTopicPolicy } from "./messages";
 import { type Move, sendMoveNotices } from "./move-notices";
@@ -101,6 +102,8 @@ export async function doDeleteMessage(
 /** What PATCH /messages/{message_id} asks to change. */
 export interface MessageEdit {
   content: string | undefined;
+  /** SHA-256 (hex) of the content the client started from: the edit is refused if it changed. */
+  prevContentSha256?: string | undefined;
   topic: string | undefined;
   /** Another channel to move the message (and those `propagateMode` takes along) to. */
   channelId: number | undefined;
@@ -170,6 +173,15 @@ export async function doEditMessage(
     content === undefined ? undefined : await renderAhead(db, user, content, user.id);
   await db.transaction(async (tx) => {
     const message = await accessMessage(tx, user, messageId);
+    if (
+      edit.prevContentSha256 !== undefined &&
+      edit.prevContentSha256.toLowerCase() !==
+        createHash("sha256").update(message.content).digest("hex")
+    )
+      throw new JsonableError(
+        "'prev_content_sha256' value does not match the expected value.",
+        ErrorCode.EXPECTATION_MISMATCH,
+      );
     if ((topic !== undefined || edit.channelId !== undefined) && message.channel === null)
       throw new JsonableError(
         edit.channelId === undefined
@@ -278,7 +290,10 @@ export async function doEditMessage(
         topic: move.from.topic,
       });
     }
-    await sendEvent(tx, await holders(tx, ids), {
+    // Each holder is told the flags they hold after the edit (Zulip's events
+    // are per user): one event per distinct set of flags.
+    const told = await activeHolders(tx, ids);
+    const update = {
       type: "update_message",
       user_id: user.id,
       edit_timestamp: timestamp,
@@ -304,7 +319,13 @@ export async function doEditMessage(
             ...(channelMoved ? { new_stream_id: move.to.channel.id } : {}),
             propagate_mode: move.mode,
           }),
-    });
+    } as const;
+    await sendEvents(
+      tx,
+      usersByFlags(told.map((h) => ({ userId: h.user_id, flags: h.flags }))).map(
+        ({ flags, userIds }) => ({ userIds, event: { ...update, flags } }),
+      ),
+    );
     if (move !== undefined) await sendMoveNotices(tx, user, move, edit, message.id);
   });
 }

@@ -6,7 +6,7 @@ import { logRows } from "../events/queue";
 import type { MessageSource } from "../events/shape";
 import type { AuthedUser } from "../lib/auth";
 import { codePoints } from "../lib/text";
-import { MESSAGE_FLAGS, flagNames } from "../lib/message-flags";
+import { MESSAGE_FLAGS, usersByFlags } from "../lib/message-flags";
 import { isGuest } from "../lib/roles";
 import { MAX_TOPIC_LENGTH } from "./channel-settings";
 import { canSee } from "./channels";
@@ -87,6 +87,12 @@ interface MessageInputs {
   people: Awaited<ReturnType<typeof dmPeople>>;
 }
 
+/** Longest `local_id` a sender may give (Zulip's clients send a decimal like `1234.01`). */
+export const MAX_LOCAL_ID_LENGTH = 64;
+
+/** A sender's local echo: its queue and the id it gave the message (`local_message_id` back). */
+export type LocalEcho = NonNullable<MessageSource["echo"]>;
+
 /** A direct message's people, the sender included, in id order. */
 const directPeople = (sender: Sender, userIds: readonly number[]): number[] =>
   [...new Set([...userIds, sender.id])].sort((a, b) => a - b);
@@ -129,6 +135,7 @@ async function composeMessage(
   destination: Destination,
   content: string,
   { audience, rendered, fresh, people, dmKey }: MessageInputs,
+  echo?: LocalEcho,
 ): Promise<PreparedMessage> {
   const channelId = destination.kind === "channel" ? destination.channel.id : null;
   const topic = destination.kind === "channel" ? destination.topic : "";
@@ -171,23 +178,28 @@ async function composeMessage(
   );
   // Each queue gets the content as it asked (HTML or Markdown) and avatars as
   // it asked: the stored event carries both forms (events/shape.ts).
-  const source: MessageSource = { content, avatar_url: gravatarUrl(sender.delivery_email) };
+  const source: MessageSource = {
+    content,
+    avatar_url: gravatarUrl(sender.delivery_email),
+    ...(echo === undefined ? {} : { echo }),
+  };
   // One event per distinct set of flags (most recipients share none).
-  const byFlags = new Map<bigint, number[]>();
-  for (const id of readers) {
-    const bits = flagsOf(id);
-    const same = byFlags.get(bits);
-    if (same === undefined) byFlags.set(bits, [id]);
-    else same.push(id);
-  }
   const events = logRows(
-    [...byFlags].map(([bits, userIds]) => ({
-      userIds,
-      event: { type: "message", message: view, flags: flagNames(bits), source },
-    })),
+    usersByFlags(readers.map((userId) => ({ userId, flags: flagsOf(userId) }))).map(
+      ({ flags, userIds }) => ({
+        userIds,
+        event: { type: "message", message: view, flags, source },
+      }),
+    ),
   );
   return { message, readers, flags: readers.map(flagsOf), events };
 }
+
+/** Where a message's reads look for its destination. */
+const audienceOf = (destination: Destination): Audience =>
+  destination.kind === "channel"
+    ? { channelId: destination.channel.id }
+    : { userIds: destination.userIds };
 
 /** {@link readInputs}, then {@link composeMessage}. */
 async function prepareMessage(
@@ -197,11 +209,7 @@ async function prepareMessage(
   content: string,
   requester: Requester,
 ): Promise<PreparedMessage> {
-  const audience =
-    destination.kind === "channel"
-      ? { channelId: destination.channel.id }
-      : { userIds: destination.userIds };
-  const inputs = await readInputs(tx, sender, audience, content, requester);
+  const inputs = await readInputs(tx, sender, audienceOf(destination), content, requester);
   return composeMessage(tx, sender, destination, content, inputs);
 }
 
@@ -252,12 +260,17 @@ async function sendMessage(
   sender: Sender,
   destination: Destination,
   content: string,
+  echo: LocalEcho | undefined,
   inputs?: MessageInputs,
 ): Promise<number> {
-  const prepared =
-    inputs === undefined
-      ? await prepareMessage(db, sender, destination, content, sender.id)
-      : await composeMessage(db, sender, destination, content, inputs);
+  const prepared = await composeMessage(
+    db,
+    sender,
+    destination,
+    content,
+    inputs ?? (await readInputs(db, sender, audienceOf(destination), content, sender.id)),
+    echo,
+  );
   if (linkedPathIds(content, sender.realm_id).length === 0) return writeMessage(db, prepared);
   return db.transaction(async (tx) => {
     const id = await writeMessage(tx, prepared);
@@ -308,9 +321,10 @@ export function checkTopicPolicy(channel: Pick<Channel, "topics_policy">, topic:
 }
 
 /** What POST /messages asks for, parsed. */
-export type OutgoingMessage =
+export type OutgoingMessage = (
   | { kind: "channel"; to: number | string; topic: string; content: string }
-  | { kind: "direct"; to: readonly (number | string)[]; content: string };
+  | { kind: "direct"; to: readonly (number | string)[]; content: string }
+) & { echo?: LocalEcho };
 
 /**
  * POST /messages: checks the destination and content with Zulip's rules
@@ -337,7 +351,7 @@ export async function doSendMessage(
     if (inactive !== undefined)
       throw new JsonableError(`'${inactive.email}' is no longer using Zulip.`);
     const ids = found.map((recipient) => recipient.id);
-    return sendMessage(db, user, { kind: "direct", userIds: ids }, content);
+    return sendMessage(db, user, { kind: "direct", userIds: ids }, content, outgoing.echo);
   }
   const topic = checkTopic(outgoing.topic);
   const { to } = outgoing;
@@ -356,9 +370,10 @@ export async function doSendMessage(
       user,
       { kind: "channel", channel: checked.value, topic },
       content,
+      outgoing.echo,
       read.value,
     );
   }
   const channel = await channelToPostTo(db, user, to, topic);
-  return sendMessage(db, user, { kind: "channel", channel, topic }, content);
+  return sendMessage(db, user, { kind: "channel", channel, topic }, content, outgoing.echo);
 }

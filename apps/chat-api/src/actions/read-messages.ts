@@ -153,12 +153,82 @@ async function condition(
   }
 }
 
+/** The operators that name a conversation, which `with` replaces. */
+const CONVERSATION_OPERATORS = new Set(["channel", "stream", "topic", "subject", "dm", "pm-with"]);
+
+/**
+ * The conversation message `messageId` is in now, as narrow terms, when
+ * `user` may read it (theirs, or in a channel whose history they may read);
+ * undefined else.
+ */
+async function conversationOf(
+  db: Database,
+  user: AuthedUser,
+  messageId: number,
+): Promise<NarrowTerm[] | undefined> {
+  const message = await db.prisma.message.findUnique({
+    where: { id: messageId },
+    select: { realm_id: true, channel_id: true, topic: true, dm_key: true },
+  });
+  if (message === null || message.realm_id !== user.realm_id) return undefined;
+  const held =
+    (await db.prisma.userMessage.count({
+      where: { user_id: user.id, message_id: messageId },
+    })) > 0;
+  if (message.channel_id === null) {
+    if (!held || message.dm_key === null) return undefined;
+    return [{ operator: "dm", operand: message.dm_key.split(",").map(Number) }];
+  }
+  if (!held) {
+    const channel = await accessChannelById(db, user, message.channel_id).catch(() => undefined);
+    if (channel === undefined || (channel.invite_only && !channel.history_public_to_subscribers))
+      return undefined;
+  }
+  return [
+    { operator: "channel", operand: message.channel_id },
+    { operator: "topic", operand: message.topic },
+  ];
+}
+
+/**
+ * A narrow with its `with` term resolved (Zulip's, feature level 271): the
+ * conversation the message is in now, whichever channel or topic the narrow
+ * names (the message may have moved); without it when the message cannot
+ * be read.
+ */
+async function resolveWith(
+  db: Database,
+  user: AuthedUser,
+  narrow: readonly NarrowTerm[],
+): Promise<readonly NarrowTerm[]> {
+  const withTerms = narrow.filter((term) => term.operator === "with");
+  if (withTerms.length === 0) return narrow;
+  if (withTerms.length > 1) throw new JsonableError("Duplicate 'with' operators.");
+  const [term] = withTerms;
+  const rest = narrow.filter((t) => t.operator !== "with");
+  const operand = term?.operand;
+  const id =
+    typeof operand === "number"
+      ? operand
+      : typeof operand === "string" && /^\d{1,10}$/.test(operand)
+        ? Number(operand)
+        : undefined;
+  if (id === undefined || id > 2_147_483_647) throw badOperand("with", operand);
+  const conversation = await conversationOf(db, user, id);
+  if (conversation === undefined) return rest;
+  return [
+    ...rest.filter((t) => t.negated === true || !CONVERSATION_OPERATORS.has(t.operator)),
+    ...conversation,
+  ];
+}
+
 /** A narrow's terms resolved to conditions on the user's messages. */
 export async function narrowConditions(
   db: Database,
   user: AuthedUser,
-  narrow: readonly NarrowTerm[],
+  given: readonly NarrowTerm[],
 ): Promise<NarrowCondition[]> {
+  const narrow = await resolveWith(db, user, given);
   const conditions: NarrowCondition[] = [];
   for (const term of narrow) {
     const resolved = await condition(db, user, term);

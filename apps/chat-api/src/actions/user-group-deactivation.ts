@@ -1,3 +1,4 @@
+import { realmAudience, sendEvent } from "../events/queue";
 import type { Database } from "../db/database";
 import { ErrorCode, InsufficientPermissionError, JsonableError } from "@repo/envelope";
 import { CHANNEL_GROUP_SETTINGS } from "./channel-settings";
@@ -95,5 +96,12 @@ export async function doDeactivateUserGroup(
       );
     }
     await tx.prisma.userGroup.update({ where: { id: group.id }, data: { deactivated: true } });
+    // Shaped per queue: a `remove` for clients that cannot filter deactivated groups.
+    await sendEvent(tx, await realmAudience(tx, user.realm_id), {
+      type: "user_group",
+      op: "update",
+      group_id: group.id,
+      data: { deactivated: true },
+    });
   });
 }

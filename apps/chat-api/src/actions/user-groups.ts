@@ -1,7 +1,7 @@
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { InsufficientPermissionError, JsonableError } from "@repo/envelope";
-import { realmAudience, sendEvent } from "../events/queue";
+import { realmAudience, sendEvent, sendEvents } from "../events/queue";
 import type { UserGroup } from "../gen/prisma/client";
 import { systemGroupIds } from "./realm-creation";
 import { type GroupSettingValue, readGroupSettings, storeGroupSetting } from "../lib/group-setting";
@@ -112,7 +112,18 @@ export async function doUpdateSubgroups(
   if (add.length > 0) await accessGroupForUpdate(db, user, groupId, "can_add_members_group_id");
   if (remove.length > 0)
     await accessGroupForUpdate(db, user, groupId, "can_remove_members_group_id");
-  await db.transaction(async (tx) => {
+  await db.transaction((tx) => changeSubgroups(tx, user, groupId, add, remove));
+}
+
+/** {@link doUpdateSubgroups}'s change inside transaction `tx`, its permissions checked. */
+async function changeSubgroups(
+  tx: Tx,
+  user: { id: number; realm_id: number },
+  groupId: number,
+  add: readonly number[],
+  remove: readonly number[],
+): Promise<void> {
+  {
     // One change to a realm's group graph at a time, so two concurrent adds cannot close a cycle.
     await advisoryLock(tx, SUBGROUP_LOCK, user.realm_id);
     if (add.length > 0) {
@@ -168,7 +179,122 @@ export async function doUpdateSubgroups(
         direct_subgroup_ids: [...new Set(remove)],
       });
     }
+  }
+}
+
+/**
+ * POST /user_groups/{id}/members: adds and removes members (active users of
+ * the realm) in one transaction, with `add_members`/`remove_members` events
+ * to the realm; Zulip's checks: the group's `can_add_members_group` and
+ * `can_remove_members_group` (or managing it), users already in it or not
+ * in it. Subgroups given with it change as {@link doUpdateSubgroups} does,
+ * in the same transaction.
+ */
+export async function doUpdateMembers(
+  db: Database,
+  user: { id: number; realm_id: number },
+  groupId: number,
+  change: {
+    add: readonly number[];
+    remove: readonly number[];
+    addSubgroups: readonly number[];
+    removeSubgroups: readonly number[];
+  },
+): Promise<void> {
+  const { add, remove } = change;
+  if (add.length + remove.length + change.addSubgroups.length + change.removeSubgroups.length === 0)
+    throw new JsonableError(
+      'Nothing to do. Specify at least one of "add", "delete", "add_subgroups" or "delete_subgroups".',
+    );
+  if (add.length + change.addSubgroups.length > 0)
+    await accessGroupForUpdate(db, user, groupId, "can_add_members_group_id");
+  if (remove.length + change.removeSubgroups.length > 0)
+    await accessGroupForUpdate(db, user, groupId, "can_remove_members_group_id");
+  await db.transaction(async (tx) => {
+    const group = await tx.prisma.userGroup.findUniqueOrThrow({ where: { id: groupId } });
+    if (group.deactivated) throw new JsonableError("User group is deactivated.");
+    const adding = [...new Set(add)];
+    const removing = [...new Set(remove)];
+    if (adding.length + removing.length > 0)
+      await changeMembers(tx, user, groupId, adding, removing);
+    if (change.addSubgroups.length > 0 || change.removeSubgroups.length > 0)
+      await changeSubgroups(tx, user, groupId, change.addSubgroups, change.removeSubgroups);
   });
+}
+
+/** {@link doUpdateMembers}'s change of members inside transaction `tx`, its permissions checked. */
+async function changeMembers(
+  tx: Tx,
+  user: { id: number; realm_id: number },
+  groupId: number,
+  adding: readonly number[],
+  removing: readonly number[],
+): Promise<void> {
+  {
+    const current = new Set(
+      (
+        await tx.prisma.userGroupMember.findMany({
+          where: { group_id: groupId, user_id: { in: [...adding, ...removing] } },
+          select: { user_id: true },
+        })
+      ).map((m) => m.user_id),
+    );
+    if (adding.length > 0) {
+      const active = new Set(
+        (
+          await tx.prisma.user.findMany({
+            where: { id: { in: [...adding] }, realm_id: user.realm_id, is_active: true },
+            select: { id: true },
+          })
+        ).map((u) => u.id),
+      );
+      const invalid = adding.find((id) => !active.has(id));
+      if (invalid !== undefined) throw new JsonableError(`Invalid user ID: ${invalid}`);
+      const member = adding.find((id) => current.has(id));
+      if (member !== undefined)
+        throw new JsonableError(`User ${member} is already a member of this group`);
+      await tx.prisma.userGroupMember.createMany({
+        data: adding.map((user_id) => ({ group_id: groupId, user_id })),
+      });
+    }
+    if (removing.length > 0) {
+      const absent = removing.find((id) => !current.has(id));
+      if (absent !== undefined)
+        throw new JsonableError(`There is no member '${absent}' in this user group`);
+      await tx.prisma.userGroupMember.deleteMany({
+        where: { group_id: groupId, user_id: { in: [...removing] } },
+      });
+    }
+    const audience = await realmAudience(tx, user.realm_id);
+    await sendEvents(tx, [
+      ...(adding.length === 0
+        ? []
+        : [
+            {
+              userIds: audience,
+              event: {
+                type: "user_group",
+                op: "add_members",
+                group_id: groupId,
+                user_ids: adding,
+              },
+            },
+          ]),
+      ...(removing.length === 0
+        ? []
+        : [
+            {
+              userIds: audience,
+              event: {
+                type: "user_group",
+                op: "remove_members",
+                group_id: groupId,
+                user_ids: removing,
+              },
+            },
+          ]),
+    ]);
+  }
 }
 
 /** Advisory lock class of subgroup changes (the second key is the realm). */

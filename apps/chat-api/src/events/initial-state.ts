@@ -6,7 +6,12 @@ import { EMPTY_TOPIC_DISPLAY_NAME } from "../actions/channel-lookups";
 import { channelViews } from "../actions/channel-view";
 import { listChannels } from "../actions/channels";
 import { listDrafts } from "../actions/drafts";
-import { lastPresenceUpdateId, legacyPresence, realmPresences } from "../actions/presence";
+import {
+  lastPresenceUpdateId,
+  legacyPresence,
+  realmPresenceTimes,
+  realmPresences,
+} from "../actions/presence";
 import { listLegacyFilters, listLinkifiers, listProfileFields } from "../actions/realm-config";
 import { listReminders } from "../actions/reminders";
 import { listSavedSnippets } from "../actions/saved-snippets";
@@ -15,6 +20,7 @@ import { realmStatuses } from "../actions/user-status";
 import { messagesFlagged, newestMessageId } from "../db/queries/unreads";
 import type { AuthedUser } from "../lib/auth";
 import type { Config } from "../lib/config";
+import type { PresenceBoards } from "../lib/presence-boards";
 import { MESSAGE_FLAGS } from "../lib/message-flags";
 import { userSettings } from "../lib/user-settings";
 import { realmState } from "./realm-state";
@@ -36,8 +42,10 @@ export interface ClientCapabilities {
 export interface StateRequest {
   /** The state types to fetch (`fetch_event_types`, else `event_types`); all when undefined. */
   wanted: readonly string[] | undefined;
-  /** Presence keyed by user id instead of email. */
+  /** Presence in the modern form (by user id, active and idle times) instead of the legacy one. */
   slimPresence: boolean;
+  /** The replica's presence boards, which answer the modern form. */
+  presenceBoards: PresenceBoards;
   presenceHistoryDays: number | undefined;
   /** CHAT_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE. */
   limitPresenceToAccessible: boolean;
@@ -115,7 +123,26 @@ export async function fetchInitialState(
   if (wants("navigation_views")) part(() => Promise.resolve({ navigation_views: [] }));
   if (wants("onboarding_steps"))
     part(() => Promise.resolve({ onboarding_steps: [], navigation_tour_video_url: null }));
-  if (wants("presence"))
+  if (wants("presence") && request.slimPresence)
+    part(async () => {
+      const { presences, lastUpdateId } = await realmPresenceTimes(
+        db,
+        request.presenceBoards,
+        user,
+        {
+          limitToAccessible: request.limitPresenceToAccessible,
+          ...(request.presenceHistoryDays === undefined
+            ? {}
+            : { historyDays: request.presenceHistoryDays }),
+        },
+      );
+      return {
+        presences,
+        server_timestamp: Date.now() / 1000,
+        presence_last_update_id: lastUpdateId,
+      };
+    });
+  else if (wants("presence"))
     part(async () => {
       const [rows, lastUpdateId] = await Promise.all([
         realmPresences(db, user, {
@@ -127,9 +154,7 @@ export async function fetchInitialState(
         lastPresenceUpdateId(db, realm.id),
       ]);
       return {
-        presences: Object.fromEntries(
-          rows.map((p) => [request.slimPresence ? String(p.user_id) : p.email, legacyPresence(p)]),
-        ),
+        presences: Object.fromEntries(rows.map((p) => [p.email, legacyPresence(p)])),
         server_timestamp: Date.now() / 1000,
         presence_last_update_id: lastUpdateId,
       };

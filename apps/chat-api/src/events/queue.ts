@@ -11,6 +11,7 @@ import {
   type NewEvent,
   appendEvents,
   deleteIdleQueues,
+  longestQueueTimeout,
   deleteUserQueue,
   insertQueue,
   logPosition,
@@ -165,7 +166,8 @@ function eventTexts(queue: QueueInfo, events: readonly HeldEvent[], after: numbe
     )
       continue;
     // A deletion of several messages is several events: the client may have acknowledged some.
-    for (const { id, text } of shapedTexts(event, queue.shape)) if (id > after) texts.push(text);
+    for (const { id, text } of shapedTexts(event, queue.shape, queue.id))
+      if (id > after) texts.push(text);
   }
   return texts;
 }
@@ -240,13 +242,32 @@ export async function pollEvents(
 }
 
 /**
- * Deletes the queues nobody polled for `timeoutMs`, and prunes the log of
- * what every queue has acknowledged and of what is older than twice that;
- * returns how many queues.
+ * Deletes the queues nobody polled for their idle timeout (`timeoutMs`
+ * unless they asked for another at register), and prunes the log of what
+ * every queue has acknowledged and of what is older than twice the longest
+ * timeout; returns how many queues.
  */
 export async function collectIdleQueues(db: Database, timeoutMs: number): Promise<number> {
   const now = Date.now();
-  const count = await db.transaction((tx) => deleteIdleQueues(tx, new Date(now - timeoutMs)));
-  await db.transaction((tx) => pruneLog(tx, new Date(now - 2 * timeoutMs)));
+  const count = await db.transaction((tx) => deleteIdleQueues(tx, new Date(now), timeoutMs / 1000));
+  const longestMs = Math.max(timeoutMs, (await longestQueueTimeout(db)) * 1000);
+  await db.transaction((tx) => pruneLog(tx, new Date(now - 2 * longestMs)));
   return count;
+}
+
+/** Zulip's idle timeout of a queue registered with `idle_queue_timeout=mobile`: 12 hours. */
+export const MOBILE_QUEUE_TIMEOUT_SECONDS = 12 * 60 * 60;
+/** The longest idle timeout a queue may ask for (Zulip's cap): 7 days. */
+export const MAX_QUEUE_TIMEOUT_SECONDS = 7 * 24 * 60 * 60;
+
+/**
+ * A queue's idle timeout from register's `idle_queue_timeout`: `mobile`, or
+ * seconds (capped at 7 days); undefined for the server's default (absent, 0).
+ */
+export function queueTimeoutSeconds(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  if (raw === "mobile") return MOBILE_QUEUE_TIMEOUT_SECONDS;
+  if (!/^\d{1,12}$/.test(raw)) throw new JsonableError(`Invalid idle_queue_timeout`);
+  const seconds = Number(raw);
+  return seconds === 0 ? undefined : Math.min(seconds, MAX_QUEUE_TIMEOUT_SECONDS);
 }

@@ -49,6 +49,19 @@ const FIXED_REALM_GROUPS: Record<string, SystemGroupName> = {
   direct_message_permission_group: "role:everyone",
 };
 
+/**
+ * `realm_wildcard_mention_policy`, deprecated for `can_mention_many_users_group`
+ * (feature level 352) and still sent: the policy of each system group.
+ */
+const WILDCARD_MENTION_POLICY: Partial<Record<SystemGroupName, number>> = {
+  "role:everyone": 1,
+  "role:members": 2,
+  "role:fullmembers": 3,
+  "role:administrators": 5,
+  "role:nobody": 6,
+  "role:moderators": 7,
+};
+
 /** Seconds a client should wait on `GET /events` before it gives up (Zulip's 90 s cap). */
 export function longpollTimeoutSeconds(config: Config): number {
   return Math.min(90, Math.ceil(config.CHAT_EVENT_HEARTBEAT_SECONDS) + 10);
@@ -110,6 +123,9 @@ export async function realmState(tx: Tx, config: Config, realm: Realm) {
     ...Object.fromEntries(
       Object.entries(FIXED_REALM_GROUPS).map(([name, system]) => [`realm_${name}`, groups[system]]),
     ),
+    realm_wildcard_mention_policy:
+      WILDCARD_MENTION_POLICY[FIXED_REALM_GROUPS.can_mention_many_users_group ?? "role:everyone"] ??
+      1,
     realm_date_created: Math.floor(realm.date_created.getTime() / 1000),
     realm_default_code_block_language: "",
     realm_default_external_accounts: {},

@@ -11,14 +11,20 @@ export interface QueueShape {
   client_gravatar: boolean;
   /** `delete_message` with `message_ids` (true) or one `message_id`. */
   bulk_message_deletion: boolean;
+  /**
+   * A deactivated user group as a `user_group` `update` with `deactivated`
+   * (true, the client filters them itself), or as a `remove`.
+   */
+  include_deactivated_groups: boolean;
 }
 
-/** The number (0-7) of a shape: what is made once per shape is kept at this index. */
+/** The number (0-15) of a shape: what is made once per shape is kept at this index. */
 function shapeIndex(shape: QueueShape): number {
   return (
     (shape.apply_markdown ? 1 : 0) +
     (shape.client_gravatar ? 2 : 0) +
-    (shape.bulk_message_deletion ? 4 : 0)
+    (shape.bulk_message_deletion ? 4 : 0) +
+    (shape.include_deactivated_groups ? 8 : 0)
   );
 }
 
@@ -29,6 +35,7 @@ export function queueShape(options: unknown): QueueShape {
     apply_markdown: stored.apply_markdown === true,
     client_gravatar: stored.client_gravatar !== false,
     bulk_message_deletion: stored.bulk_message_deletion === true,
+    include_deactivated_groups: stored.include_deactivated_groups === true,
   };
 }
 
@@ -39,6 +46,12 @@ export function queueShape(options: unknown): QueueShape {
 export interface MessageSource {
   content: string;
   avatar_url: string;
+  /**
+   * The sender's local echo: the queue that sent the message (`queue_id`)
+   * and the id it gave it (`local_id`), which that queue's event carries as
+   * `local_message_id`.
+   */
+  echo?: { queue_id: string; local_id: string };
 }
 
 /** `event` as the queue of `shape` receives it. */
@@ -57,6 +70,14 @@ function shapeEvent(event: ChatEvent, shape: QueueShape): ChatEvent {
           : { content: source.content, content_type: "text/x-markdown" }),
       },
     };
+  }
+  if (
+    event.type === "user_group" &&
+    event.op === "update" &&
+    (event.data as { deactivated?: unknown } | undefined)?.deactivated === true &&
+    !shape.include_deactivated_groups
+  ) {
+    return { type: "user_group", op: "remove", group_id: event.group_id };
   }
   if (event.type === "realm_user" && event.op === "add" && shape.client_gravatar) {
     return { ...event, person: { ...(event.person as object), avatar_url: null } };
@@ -114,13 +135,24 @@ export interface TextSource {
   texts?: (EventText[] | undefined)[];
 }
 
+/** The local echo of a stored `message` event, if it has one. */
+const echoOf = (payload: unknown): MessageSource["echo"] =>
+  (payload as { source?: MessageSource }).source?.echo;
+
 /**
- * The events the stored event `event` is for the queue of `shape`, as
+ * The events the stored event `event` is for queue `queueId` of `shape`, as
  * texts ({@link shapeEvents}, serialized), made once per shape and kept on
  * `event`: a message to a thousand queues is serialized once, not a
- * thousand times.
+ * thousand times. The queue that sent a message with a `local_id` gets its
+ * own text, with `local_message_id`.
  */
-export function shapedTexts(event: TextSource, shape: QueueShape): EventText[] {
+export function shapedTexts(event: TextSource, shape: QueueShape, queueId: string): EventText[] {
+  const echo = echoOf(event.payload);
+  if (echo !== undefined && echo.queue_id === queueId)
+    return shapeEvents(event.payload as ChatEvent, shape, event.seq).map((e) => ({
+      id: e.id,
+      text: JSON.stringify({ ...e, local_message_id: echo.local_id }),
+    }));
   const index = shapeIndex(shape);
   event.texts ??= [];
   let texts = event.texts[index];

@@ -28,3 +28,20 @@ export function flagNames(bits: bigint): MessageFlag[] {
     (name) => (bits & MESSAGE_FLAGS[name]) !== 0n,
   );
 }
+
+/**
+ * Users grouped by the flags they hold, for events that tell each user their
+ * own flags (`message`, `update_message`): one event per distinct set, most
+ * users sharing one. In the order the sets are first met.
+ */
+export function usersByFlags(
+  holders: Iterable<{ userId: number; flags: bigint }>,
+): { flags: MessageFlag[]; userIds: number[] }[] {
+  const groups = new Map<bigint, number[]>();
+  for (const { userId, flags } of holders) {
+    const same = groups.get(flags);
+    if (same === undefined) groups.set(flags, [userId]);
+    else same.push(userId);
+  }
+  return [...groups].map(([bits, userIds]) => ({ flags: flagNames(bits), userIds }));
+}

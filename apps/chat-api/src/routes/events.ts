@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { MAX_HISTORY_DAYS } from "../actions/presence";
 import { fetchInitialState } from "../events/initial-state";
-import { createQueue, deleteQueue, pollEvents } from "../events/queue";
+import { createQueue, deleteQueue, pollEvents, queueTimeoutSeconds } from "../events/queue";
 import { jsonArray } from "../lib/json-text";
 import { bool, int, json, str } from "../lib/params";
 import { userEndpoint } from "../lib/typed-endpoint";
@@ -11,7 +11,7 @@ import type { Services } from "../services";
 const eventTypes = z.array(z.string().max(100)).max(100);
 
 /** The real-time events system: register a queue with the initial state, poll it, delete it. */
-export function eventRoutes({ db, config, events }: Services) {
+export function eventRoutes({ db, config, events, presence }: Services) {
   return {
     registerQueue: userEndpoint(
       {
@@ -33,10 +33,14 @@ export function eventRoutes({ db, config, events }: Services) {
           presence_history_limit_days: int({ min: 1, max: MAX_HISTORY_DAYS }).optional(),
           client_capabilities: json(z.record(z.string(), z.unknown())).default({}),
           narrow: json(z.array(z.unknown())).default([]),
+          idle_queue_timeout: str({ maxLength: 20 })
+            .optional()
+            .describe('"mobile" (12 hours), or seconds (at most 7 days)'),
         },
       },
       async ({ realm, user, params }) => {
         const capability = (name: string) => params.client_capabilities[name] === true;
+        const idleTimeout = queueTimeoutSeconds(params.idle_queue_timeout);
         // The queue first: whatever changes after this point reaches it as events.
         const queueId = await createQueue(db, events, user, {
           maxPerUser: config.CHAT_MAX_QUEUES_PER_USER,
@@ -46,11 +50,14 @@ export function eventRoutes({ db, config, events }: Services) {
             client_gravatar: params.client_gravatar,
             slim_presence: params.slim_presence,
             bulk_message_deletion: capability("bulk_message_deletion"),
+            include_deactivated_groups: capability("include_deactivated_groups"),
+            ...(idleTimeout === undefined ? {} : { idle_timeout_seconds: idleTimeout }),
           },
         });
         const state = await fetchInitialState(db, config, realm, user, {
           wanted: params.fetch_event_types ?? params.event_types,
           slimPresence: params.slim_presence,
+          presenceBoards: presence,
           presenceHistoryDays: params.presence_history_limit_days,
           limitPresenceToAccessible: config.CHAT_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE,
           clientGravatar: params.client_gravatar,

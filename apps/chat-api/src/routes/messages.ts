@@ -1,6 +1,6 @@
 import { JsonableError, RequestVariableMissingError } from "@repo/envelope";
 import { z } from "zod";
-import { checkContent, doSendMessage } from "../actions/messages";
+import { MAX_LOCAL_ID_LENGTH, checkContent, doSendMessage } from "../actions/messages";
 import {
   MAX_MATCH_IDS,
   fetchMessage,
@@ -105,8 +105,12 @@ export function messageRoutes({ db, config }: Services) {
           to: str({ ownNulCheck: true }),
           topic: str({ ownNulCheck: true }).alias("subject").default(""),
           content: str({ ownNulCheck: true }),
-          queue_id: str().optional().describe("Accepted for compatibility; unused"),
-          local_id: str().optional().describe("Accepted for compatibility; unused"),
+          queue_id: str({ maxLength: 100 })
+            .optional()
+            .describe("The sender's event queue, whose message event carries local_id"),
+          local_id: str({ maxLength: MAX_LOCAL_ID_LENGTH })
+            .optional()
+            .describe("The sender's id for its local echo, as local_message_id"),
           read_by_sender: bool()
             .optional()
             .describe("Accepted for compatibility; the sender has read it"),
@@ -114,6 +118,12 @@ export function messageRoutes({ db, config }: Services) {
       },
       async ({ user, params }) => {
         const isChannel = params.type === "stream" || params.type === "channel";
+        if (params.queue_id !== undefined && params.local_id === undefined)
+          throw new RequestVariableMissingError("local_id");
+        const echo =
+          params.queue_id === undefined || params.local_id === undefined
+            ? {}
+            : { echo: { queue_id: params.queue_id, local_id: params.local_id } };
         const id = await doSendMessage(
           db,
           user,
@@ -123,8 +133,14 @@ export function messageRoutes({ db, config }: Services) {
                 to: channelRecipient(params.to),
                 topic: params.topic,
                 content: params.content,
+                ...echo,
               }
-            : { kind: "direct", to: directRecipients(params.to), content: params.content },
+            : {
+                kind: "direct",
+                to: directRecipients(params.to),
+                content: params.content,
+                ...echo,
+              },
         );
         return { id };
       },
@@ -282,11 +298,17 @@ export function messageRoutes({ db, config }: Services) {
           propagate_mode: oneOf(["change_one", "change_later", "change_all"]).default("change_one"),
           send_notification_to_old_thread: bool().default(false),
           send_notification_to_new_thread: bool().default(true),
+          prev_content_sha256: str({ maxLength: 64 })
+            .optional()
+            .describe(
+              "SHA-256 (hex) of the content the client edited; refused if it changed since",
+            ),
         },
       },
       async ({ realm, user, path, params }) => {
         await doEditMessage(db, user, path.message_id, {
           content: params.content,
+          prevContentSha256: params.prev_content_sha256,
           topic: params.topic,
           channelId: params.stream_id,
           propagateMode: params.propagate_mode,

@@ -44,22 +44,20 @@ export function presenceRoutes({ db, config, presence }: Services) {
             : { historyDays: params.history_limit_days }),
         };
         const serverTimestamp = Date.now() / 1000;
-        if (lastUpdateId !== undefined) {
+        // The modern form for `last_update_id`, and for the deprecated `slim_presence`.
+        if (lastUpdateId !== undefined || params.slim_presence) {
           const { presences, lastUpdateId: newest } = await realmPresenceTimes(db, presence, user, {
             ...query,
-            ...(lastUpdateId >= 0 ? { afterUpdateId: lastUpdateId } : {}),
+            ...(lastUpdateId !== undefined && lastUpdateId >= 0
+              ? { afterUpdateId: lastUpdateId }
+              : {}),
           });
           return { presence_last_update_id: newest, server_timestamp: serverTimestamp, presences };
         }
         const rows = await realmPresences(db, user, query);
         return {
           server_timestamp: serverTimestamp,
-          presences: Object.fromEntries(
-            rows.map((p) => [
-              params.slim_presence ? String(p.user_id) : p.email,
-              legacyPresence(p),
-            ]),
-          ),
+          presences: Object.fromEntries(rows.map((p) => [p.email, legacyPresence(p)])),
         };
       },
     ),

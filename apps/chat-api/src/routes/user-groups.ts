@@ -1,10 +1,12 @@
 import {
   doCreateUserGroup,
+  doUpdateMembers,
   doUpdateSubgroups,
   realmGroupMembership,
   listUserGroups,
 } from "../actions/user-groups";
 import { doDeactivateUserGroup } from "../actions/user-group-deactivation";
+import { MAX_USERS_PER_REQUEST } from "../actions/user-lookup";
 import { groupSettingParam } from "../lib/group-setting";
 import { z } from "zod";
 import { bool, json, str } from "../lib/params";
@@ -49,6 +51,37 @@ export function userGroupRoutes({ db }: Services) {
       },
       async ({ user, path, params }) => {
         await doUpdateSubgroups(db, user, path.user_group_id, params.add, params.delete);
+        return {};
+      },
+    ),
+    updateUserGroupMembers: userEndpoint(
+      {
+        pathParams: ["user_group_id"],
+        operationId: "update-user-group-members",
+        summary: "Update user group members",
+        tag: "users",
+        params: {
+          delete: json(z.array(z.int32()).max(MAX_USERS_PER_REQUEST))
+            .default([])
+            .describe("User IDs to remove"),
+          add: json(z.array(z.int32()).max(MAX_USERS_PER_REQUEST))
+            .default([])
+            .describe("User IDs to add"),
+          delete_subgroups: json(z.array(z.int32()).max(MAX_USERS_PER_REQUEST))
+            .default([])
+            .describe("Group IDs to remove"),
+          add_subgroups: json(z.array(z.int32()).max(MAX_USERS_PER_REQUEST))
+            .default([])
+            .describe("Group IDs to add"),
+        },
+      },
+      async ({ user, path, params }) => {
+        await doUpdateMembers(db, user, path.user_group_id, {
+          add: params.add,
+          remove: params.delete,
+          addSubgroups: params.add_subgroups,
+          removeSubgroups: params.delete_subgroups,
+        });
         return {};
       },
     ),

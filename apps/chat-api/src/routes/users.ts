@@ -169,7 +169,13 @@ export function userRoutes(services: Services) {
           away: bool().optional().describe("Deprecated; accepted and ignored"),
           emoji_name: str({ maxLength: 100 }).optional(),
           emoji_code: str({ maxLength: 100 }).optional(),
-          reaction_type: oneOf(["unicode_emoji", "realm_emoji", "zulip_extra_emoji"]).optional(),
+          // "" with an empty emoji_name: the mobile app clears its status emoji so.
+          reaction_type: oneOf([
+            "unicode_emoji",
+            "realm_emoji",
+            "zulip_extra_emoji",
+            "",
+          ]).optional(),
         },
       },
       async ({ user, params }) => {
@@ -177,7 +183,7 @@ export function userRoutes(services: Services) {
           statusText: params.status_text,
           emojiName: params.emoji_name,
           emojiCode: params.emoji_code,
-          reactionType: params.reaction_type,
+          reactionType: params.reaction_type === "" ? undefined : params.reaction_type,
         });
         return {};
       },

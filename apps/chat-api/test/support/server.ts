@@ -10,6 +10,7 @@ import { type SystemGroupName, createRealm } from "../../src/actions/realm-creat
 import { Role } from "../../src/lib/roles";
 import { loadConfig } from "../../src/lib/config";
 import { eventsSchema } from "./zulip-schema";
+import { eventProblems } from "./flutter-models";
 import type { Api } from "../../src/lib/typed-endpoint";
 import { type RunningServer, startServer } from "../../src/server";
 import { type Services, createServices } from "../../src/services";
@@ -226,7 +227,7 @@ export type PolledEvent = Record<string, unknown> & { id: number; type: string }
  * `register` fields in `form`) and answers a function that polls it without
  * blocking, acknowledging what it read: each call answers the events since
  * the last one, without their ids. Every event must be one Zulip describes
- * (`eventsSchema`).
+ * (`eventsSchema`) and one the mobile app parses (`eventProblems`).
  */
 export async function listenAs(
   server: TestServer,
@@ -239,6 +240,8 @@ export async function listenAs(
     form: { event_types: JSON.stringify(types), ...form },
   });
   if (reply.status !== 200) throw new Error(`register failed: ${reply.text}`);
+  const capabilities = JSON.parse(form.client_capabilities ?? "{}") as Record<string, unknown>;
+  const bulk = capabilities.bulk_message_deletion === true;
   let last = -1;
   return async () => {
     const polled = await server.call("GET", "/api/v1/events", {
@@ -251,6 +254,9 @@ export async function listenAs(
     });
     const problems = validateEvents(polled.body);
     if (problems.length > 0) throw new Error(`undescribed events: ${problems.join("; ")}`);
+    const unparsed = eventProblems(polled.body, bulk);
+    if (unparsed.length > 0)
+      throw new Error(`events the mobile app cannot parse: ${unparsed.join("; ")}`);
     const events = polled.body.events as PolledEvent[];
     last = events.at(-1)?.id ?? last;
     return events.map(({ id: _id, ...event }) => event);

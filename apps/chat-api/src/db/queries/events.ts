@@ -237,9 +237,23 @@ export async function deleteUserQueue(tx: Tx, userId: number, queueId: string): 
   return (await deleteQueuesWhere(tx, sql`id = ${queueId} AND user_id = ${userId}`)) > 0;
 }
 
-/** Deletes the queues last polled before `before`; returns how many. */
-export async function deleteIdleQueues(tx: Tx, before: Date): Promise<number> {
-  return deleteQueuesWhere(tx, sql`last_poll_time < ${before.toISOString()}::timestamptz`);
+/**
+ * Deletes the queues nobody polled for their idle timeout (`idle_timeout_seconds`
+ * of their options, else `defaultSeconds`) before `now`; returns how many.
+ */
+export async function deleteIdleQueues(tx: Tx, now: Date, defaultSeconds: number): Promise<number> {
+  return deleteQueuesWhere(
+    tx,
+    sql`last_poll_time < ${now.toISOString()}::timestamptz - make_interval(secs => coalesce((options->>'idle_timeout_seconds')::float8, ${defaultSeconds}::float8))`,
+  );
+}
+
+/** The longest idle timeout a queue asked for, in seconds (0 when none did). */
+export async function longestQueueTimeout(tx: Tx): Promise<number> {
+  const result = await sql<{ longest: number }>`
+    SELECT coalesce(max((options->>'idle_timeout_seconds')::float8), 0)::float8 AS longest
+    FROM event_queues`.execute(tx.q);
+  return result.rows[0]?.longest ?? 0;
 }
 
 /**
