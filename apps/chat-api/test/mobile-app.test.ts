@@ -335,3 +335,66 @@ describe("a session", () => {
     expect([bad.status, bad.body]).toEqual([400, apiError("Invalid idle_queue_timeout")]);
   });
 });
+
+describe("hostile input on the app's routes", () => {
+  it("bounds local_id, wants it with queue_id, and stores nothing it refuses", async () => {
+    const before = await server.db.prisma.message.count();
+    const send = (extra: Record<string, string>) =>
+      call("hamlet", "POST", "/messages", {
+        type: "direct",
+        to: JSON.stringify([cast.id("othello")]),
+        content: "echo",
+        ...extra,
+      });
+    const long = await send({ queue_id: "q", local_id: "1".repeat(65) });
+    expect([long.status, long.body]).toEqual([
+      400,
+      apiError("local_id is too long (limit: 64 characters)"),
+    ]);
+    const alone = await send({ queue_id: "q" });
+    expect([alone.status, alone.body]).toEqual([
+      400,
+      {
+        ...apiError("Missing 'local_id' argument", "REQUEST_VARIABLE_MISSING"),
+        var_name: "local_id",
+      },
+    ]);
+    // Another user's queue id echoes nothing to anyone: the message is sent, the id is no one's.
+    const othello = await appQueue("othello");
+    const foreign = await send({ queue_id: othello.queueId, local_id: "7.01" });
+    expect(foreign.status).toBe(200);
+    const [seen] = ofType(await othello.poll(), "message");
+    expect(seen).toBeDefined();
+    expect(seen?.local_message_id).toBeUndefined();
+    expect(await server.db.prisma.message.count()).toBe(before + 1);
+  });
+
+  it("refuses a malformed with, a second with, and an oversized hash", async () => {
+    const narrow = async (terms: unknown[]) =>
+      server.call("GET", "/api/v1/messages", {
+        ...cast.as("othello"),
+        query: { narrow: JSON.stringify(terms), anchor: "newest", num_before: "1", num_after: "0" },
+      });
+    const bad = await narrow([{ operator: "with", operand: "x1" }]);
+    expect([bad.status, bad.body.msg]).toEqual([400, 'Invalid narrow operand for with: "x1"']);
+    const twice = await narrow([
+      { operator: "with", operand: 1 },
+      { operator: "with", operand: 2 },
+    ]);
+    expect([twice.status, twice.body.msg]).toEqual([400, "Duplicate 'with' operators."]);
+    // A message the caller cannot read leaves the narrow as it is, without `with`.
+    const unknown = await narrow([
+      { operator: "channel", operand: channels.Denmark },
+      { operator: "with", operand: 2_000_000_000 },
+    ]);
+    expect(unknown.status).toBe(200);
+    const hash = await call("hamlet", "PATCH", "/messages/1", {
+      content: "x",
+      prev_content_sha256: "f".repeat(65),
+    });
+    expect([hash.status, hash.body.msg]).toEqual([
+      400,
+      "prev_content_sha256 is too long (limit: 64 characters)",
+    ]);
+  });
+});

@@ -166,7 +166,7 @@ function eventTexts(queue: QueueInfo, events: readonly HeldEvent[], after: numbe
     )
       continue;
     // A deletion of several messages is several events: the client may have acknowledged some.
-    for (const { id, text } of shapedTexts(event, queue.shape, queue.id))
+    for (const { id, text } of shapedTexts(event, queue.shape, queue))
       if (id > after) texts.push(text);
   }
   return texts;

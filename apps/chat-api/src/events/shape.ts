@@ -135,20 +135,30 @@ export interface TextSource {
   texts?: (EventText[] | undefined)[];
 }
 
-/** The local echo of a stored `message` event, if it has one. */
-const echoOf = (payload: unknown): MessageSource["echo"] =>
-  (payload as { source?: MessageSource }).source?.echo;
+/** The local echo of a stored `message` event, if it has one, with the message's sender. */
+const echoOf = (payload: unknown): (MessageSource["echo"] & { sender: unknown }) | undefined => {
+  const { source, message } = payload as {
+    source?: MessageSource;
+    message?: { sender_id?: unknown };
+  };
+  return source?.echo === undefined ? undefined : { ...source.echo, sender: message?.sender_id };
+};
 
 /**
  * The events the stored event `event` is for queue `queueId` of `shape`, as
  * texts ({@link shapeEvents}, serialized), made once per shape and kept on
  * `event`: a message to a thousand queues is serialized once, not a
  * thousand times. The queue that sent a message with a `local_id` gets its
- * own text, with `local_message_id`.
+ * own text, with `local_message_id`: the sender's own queue only (another
+ * user's queue id names no echo of theirs).
  */
-export function shapedTexts(event: TextSource, shape: QueueShape, queueId: string): EventText[] {
+export function shapedTexts(
+  event: TextSource,
+  shape: QueueShape,
+  queue: { id: string; user_id: number },
+): EventText[] {
   const echo = echoOf(event.payload);
-  if (echo !== undefined && echo.queue_id === queueId)
+  if (echo !== undefined && echo.queue_id === queue.id && echo.sender === queue.user_id)
     return shapeEvents(event.payload as ChatEvent, shape, event.seq).map((e) => ({
       id: e.id,
       text: JSON.stringify({ ...e, local_message_id: echo.local_id }),
