@@ -1,3 +1,5 @@
+import { readFileSync, readdirSync } from "node:fs";
+import path from "node:path";
 import { JsonableError, RateLimitedError } from "@repo/envelope";
 import { EMPTY_CONTEXT, RENDER_TIMEOUT_MESSAGE } from "../src/lib/markdown";
 import {
@@ -112,4 +114,16 @@ it("ends a thread that runs out of its heap, and refuses its render", async () =
   expect(p.counts.failed).toBeGreaterThanOrEqual(1);
   expect(p.counts.timedOut).toBe(0);
   expect((await p.render("fine", EMPTY_CONTEXT, 1)).html).toBe("<p>fine</p>");
+});
+
+it("is the only way the server renders: no module but the worker calls the renderer", () => {
+  const src = path.join(__dirname, "../src");
+  const files = readdirSync(src, { recursive: true, encoding: "utf8" }).filter(
+    (f) => f.endsWith(".ts") && !f.startsWith("gen/"),
+  );
+  const callers = files.filter((f) =>
+    /\brenderMarkdown\(/.test(readFileSync(path.join(src, f), "utf8")),
+  );
+  // lib/markdown.ts defines it; lib/render-worker.ts is the one caller.
+  expect(callers.sort()).toEqual(["lib/markdown.ts", "lib/render-worker.ts"]);
 });
