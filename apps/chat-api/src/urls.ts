@@ -66,6 +66,7 @@ export function buildApi(services: Services): Api {
     url("POST", "/messages/render", messages.renderMessage),
     url("POST", "/messages/{message_id}/reactions", messages.addReaction),
     url("DELETE", "/messages/{message_id}/reactions", messages.removeReaction),
+    url("POST", "/submessage", messages.addSubmessage),
     url("POST", "/typing", messages.setTypingStatus),
     url("POST", "/mark_all_as_read", flags.markAllAsRead),
     url("POST", "/mark_stream_as_read", flags.markChannelAsRead),

@@ -242,6 +242,74 @@ describe("a session", () => {
     expect(ofType(await hamlet.poll(), "typing")).toHaveLength(1);
   });
 
+  it("votes in a poll and checks a to-do item, and the widgets' events parse", async () => {
+    const othello = await appQueue("othello");
+    const poll = await call("hamlet", "POST", "/messages", {
+      type: "channel",
+      to: String(channels.Denmark),
+      topic: "widgets",
+      content: "/poll Tea or coffee?\n- Tea\n* Coffee\n\n",
+    });
+    expect(poll.status).toBe(200);
+    const pollId = poll.body.id as number;
+    // The message carries its widget, as the app parses it.
+    const [sent] = ofType(await othello.poll(), "message");
+    const widget = (sent?.message as { submessages: { content: string; sender_id: number }[] })
+      .submessages;
+    expect(widget).toHaveLength(1);
+    expect(JSON.parse(widget[0]?.content ?? "")).toEqual({
+      widget_type: "poll",
+      extra_data: { question: "Tea or coffee?", options: ["Tea", "Coffee"] },
+    });
+    expect(flutterProblems("PollWidgetData", JSON.parse(widget[0]?.content ?? ""))).toEqual([]);
+    const vote = JSON.stringify({ type: "vote", key: "canned,1", vote: 1 });
+    const voted = await call("othello", "POST", "/submessage", {
+      message_id: String(pollId),
+      msg_type: "widget",
+      content: vote,
+    });
+    expect(voted.status).toBe(200);
+    const [event] = ofType(await othello.poll(), "submessage");
+    expect(event).toMatchObject({
+      message_id: pollId,
+      sender_id: cast.id("othello"),
+      msg_type: "widget",
+      content: vote,
+    });
+    // A fetch shows the widget and the vote, in order.
+    const fetched = await call("othello", "GET", `/messages/${String(pollId)}`);
+    const submessages = (fetched.body.message as { submessages: { content: string }[] })
+      .submessages;
+    expect(submessages.map((m) => m.content)).toEqual([widget[0]?.content, vote]);
+
+    const todo = await call("hamlet", "POST", "/messages", {
+      type: "channel",
+      to: String(channels.Denmark),
+      topic: "widgets",
+      content: "/todo Chores\nDishes: before noon\nLaundry",
+    });
+    const todoId = todo.body.id as number;
+    const fetchedTodo = await call("othello", "GET", `/messages/${String(todoId)}`);
+    const made = (fetchedTodo.body.message as { submessages: { content: string }[] }).submessages;
+    expect(JSON.parse(made[0]?.content ?? "")).toEqual({
+      widget_type: "todo",
+      extra_data: {
+        task_list_title: "Chores",
+        tasks: [
+          { task: "Dishes", desc: "before noon" },
+          { task: "Laundry", desc: "" },
+        ],
+      },
+    });
+    const strike = await call("othello", "POST", "/submessage", {
+      message_id: String(todoId),
+      msg_type: "widget",
+      content: JSON.stringify({ type: "strike", key: "0,canned" }),
+    });
+    expect(strike.status).toBe(200);
+    expect(ofType(await othello.poll(), "submessage")).toHaveLength(1);
+  });
+
   it("sets a status and clears its emoji as the app does", async () => {
     const othello = await appQueue("othello");
     const set = await call("hamlet", "POST", "/users/me/status", {
@@ -396,5 +464,78 @@ describe("hostile input on the app's routes", () => {
       400,
       "prev_content_sha256 is too long (limit: 64 characters)",
     ]);
+  });
+
+  it("checks widget changes as Zulip does, and stores none it refuses", async () => {
+    const poll = await call("hamlet", "POST", "/messages", {
+      type: "channel",
+      to: String(channels.Denmark),
+      topic: "widgets",
+      content: "/poll Hostile?",
+    });
+    const plain = await call("hamlet", "POST", "/messages", {
+      type: "channel",
+      to: String(channels.Denmark),
+      topic: "widgets",
+      content: "no widget here",
+    });
+    const count = () => server.db.prisma.submessage.count();
+    const before = await count();
+    const change = (who: string, id: unknown, content: string, msgType = "widget") =>
+      call(who, "POST", "/submessage", {
+        message_id: String(id),
+        msg_type: msgType,
+        content,
+      });
+    for (const [who, id, content, msg] of [
+      ["othello", poll.body.id, "{not json", "Invalid json for submessage"],
+      [
+        "othello",
+        poll.body.id,
+        '{"type":"vote","key":"x","vote":2}',
+        "poll data['vote'] is not allowed",
+      ],
+      ["othello", poll.body.id, '{"type":"vote","key":"x"}', "poll data is missing key 'vote'"],
+      [
+        "othello",
+        poll.body.id,
+        '{"type":"vote","key":"x","vote":1,"extra":1}',
+        "Unexpected arguments: extra",
+      ],
+      [
+        "othello",
+        poll.body.id,
+        '{"type":"question","question":"Mine?"}',
+        "You can't edit a question unless you are the author.",
+      ],
+      ["othello", poll.body.id, '{"type":"bomb"}', "Unknown type for poll data: bomb"],
+      ["othello", poll.body.id, "[1]", "poll data is not a dict"],
+      [
+        "othello",
+        plain.body.id,
+        '{"type":"vote"}',
+        "You cannot attach a submessage to this message.",
+      ],
+      ["othello", 2_000_000_000, "{}", "Invalid message(s)"],
+    ] as const) {
+      const reply = await change(who, id, content);
+      expect([reply.status, reply.body.msg]).toEqual([400, msg]);
+    }
+    const long = await change("othello", poll.body.id, `"${"x".repeat(10_000)}"`);
+    expect([long.status, long.body.msg]).toEqual([
+      400,
+      "content is too long (limit: 10000 characters)",
+    ]);
+    const other = await change("othello", poll.body.id, "{}", "zform");
+    expect([other.status, other.body.msg]).toEqual([400, "Invalid msg_type"]);
+    expect(await count()).toBe(before);
+    const edit = await call("hamlet", "PATCH", `/messages/${String(poll.body.id)}`, {
+      content: "/poll Changed?",
+    });
+    expect([edit.status, edit.body.msg]).toEqual([400, "Widgets cannot be edited."]);
+    // The author may change the question.
+    expect(
+      (await change("hamlet", poll.body.id, '{"type":"question","question":"Sure?"}')).status,
+    ).toBe(200);
   });
 });

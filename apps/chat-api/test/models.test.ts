@@ -107,6 +107,31 @@ describe("round trips", () => {
     await expect(db.prisma.reaction.create({ data })).rejects.toThrow();
   });
 
+  it("Submessage, a message's widget and its changes, in order", async () => {
+    const widget = await db.prisma.submessage.create({
+      data: {
+        message_id: ids.message,
+        sender_id: ids.hamlet,
+        msg_type: "widget",
+        content: '{"widget_type":"poll","extra_data":{"question":"?","options":[]}}',
+      },
+    });
+    const vote = await db.prisma.submessage.create({
+      data: {
+        message_id: ids.message,
+        sender_id: ids.hamlet,
+        msg_type: "widget",
+        content: '{"type":"vote","key":"canned,0","vote":1}',
+      },
+    });
+    expect(vote.id).toBeGreaterThan(widget.id);
+    const read = await db.prisma.submessage.findMany({
+      where: { message_id: ids.message },
+      orderBy: { id: "asc" },
+    });
+    expect(read.map((s) => s.id)).toEqual([widget.id, vote.id]);
+  });
+
   it("Attachment, with a unique path, linked to messages; ServerSecret, with bytes", async () => {
     const data = {
       realm_id: ids.realm,

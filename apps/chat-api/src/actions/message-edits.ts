@@ -12,6 +12,7 @@ import {
   setContentFlags,
 } from "../db/queries/messages";
 import { activeHolders } from "../db/queries/user-messages";
+import { widgetState } from "../db/queries/submessages";
 import type { AuthedUser } from "../lib/auth";
 import { CONTENT_FLAGS, MESSAGE_FLAGS, usersByFlags } from "../lib/message-flags";
 import { Role, isAdministrator, isGuest } from "../lib/roles";
@@ -173,6 +174,8 @@ export async function doEditMessage(
     content === undefined ? undefined : await renderAhead(db, user, content, user.id);
   await db.transaction(async (tx) => {
     const message = await accessMessage(tx, user, messageId);
+    if (content !== undefined && (await widgetState(tx, message.id)).count > 0)
+      throw new JsonableError("Widgets cannot be edited.");
     if (
       edit.prevContentSha256 !== undefined &&
       edit.prevContentSha256.toLowerCase() !==

@@ -4,7 +4,7 @@
  */
 import type { Tx } from "../db/kysely";
 import type { Message } from "../gen/prisma/client";
-import { type ReactionView, messageRows } from "../db/queries/messages";
+import { type ReactionView, type SubmessageView, messageRows } from "../db/queries/messages";
 import { gravatarUrl } from "./user-view";
 
 /** A message as its message object shows it (a row of {@link messageRows}). */
@@ -27,6 +27,7 @@ export type MessageRow = Pick<
   /** Null for a direct message. */
   channel_name: string | null;
   reactions: readonly ReactionView[];
+  submessages: readonly SubmessageView[];
 };
 
 /** Rendering options of message objects. */
@@ -81,7 +82,7 @@ export function messageView(
       reaction_type: r.reaction_type,
       user_id: r.user_id,
     })),
-    submessages: [],
+    submessages: row.submessages,
     topic_links: [],
     timestamp: Math.floor(row.date_sent.getTime() / 1000),
     ...(row.last_edit_time === null

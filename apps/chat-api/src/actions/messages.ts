@@ -15,11 +15,14 @@ import { contentFlags, renderContent } from "./render";
 import type { RenderResult } from "../lib/markdown";
 import type { Requester } from "../lib/render-pool";
 import { linkMessageFiles, linkedPathIds } from "./uploads";
+import { widgetOf } from "../lib/widgets";
+import { insertSubmessage, newSubmessageId } from "../db/queries/submessages";
 import { gravatarUrl } from "./user-view";
 import { dmPeople, messageView } from "./message-views";
 import { channelPosting } from "../db/queries/channels";
 import {
   type NewMessage,
+  type SubmessageView,
   alertWordsOf,
   channelRecipients,
   insertMessageRows,
@@ -72,6 +75,8 @@ interface PreparedMessage {
   readers: number[];
   flags: bigint[];
   events: NewEvent[];
+  /** A `/poll` or `/todo` message's widget, stored with it. */
+  widget?: SubmessageView;
 }
 
 /** Where a new message's reads look: a channel (by id) or a direct message's people. */
@@ -161,6 +166,18 @@ async function composeMessage(
     rendered_content: rendered.html,
     date_sent: new Date(),
   };
+  // A `/poll` or `/todo` message's widget, its first submessage (its id taken now, for the event).
+  const made = widgetOf(content);
+  const widget: SubmessageView | undefined =
+    made === undefined
+      ? undefined
+      : {
+          id: await newSubmessageId(tx),
+          message_id: fresh.id,
+          sender_id: sender.id,
+          msg_type: "widget",
+          content: JSON.stringify(made),
+        };
   // The event's message object from what the send holds (a new message has no reactions).
   const view = messageView(
     {
@@ -172,6 +189,7 @@ async function composeMessage(
       realm_subdomain: fresh.realm_subdomain,
       channel_name: destination.kind === "channel" ? destination.channel.name : null,
       reactions: [],
+      submessages: widget === undefined ? [] : [widget],
     },
     people,
     { clientGravatar: true, applyMarkdown: true },
@@ -192,7 +210,13 @@ async function composeMessage(
       }),
     ),
   );
-  return { message, readers, flags: readers.map(flagsOf), events };
+  return {
+    message,
+    readers,
+    flags: readers.map(flagsOf),
+    events,
+    ...(widget === undefined ? {} : { widget }),
+  };
 }
 
 /** Where a message's reads look for its destination. */
@@ -223,8 +247,9 @@ async function directRecipients(
 
 /** Stores a prepared message, its recipients' rows and its events: one statement. */
 async function writeMessage(tx: Tx, prepared: PreparedMessage): Promise<number> {
-  const { message, readers, flags, events } = prepared;
+  const { message, readers, flags, events, widget } = prepared;
   await insertMessageRows(tx, message, readers, flags, events);
+  if (widget !== undefined) await insertSubmessage(tx, widget);
   if (events.length > 0) await tx.wroteEvents();
   return message.id;
 }
@@ -271,7 +296,9 @@ async function sendMessage(
     inputs ?? (await readInputs(db, sender, audienceOf(destination), content, sender.id)),
     echo,
   );
-  if (linkedPathIds(content, sender.realm_id).length === 0) return writeMessage(db, prepared);
+  // One statement is one transaction; a widget or linked files are written in one with it.
+  if (linkedPathIds(content, sender.realm_id).length === 0 && prepared.widget === undefined)
+    return writeMessage(db, prepared);
   return db.transaction(async (tx) => {
     const id = await writeMessage(tx, prepared);
     await linkMessageFiles(tx, sender, id, content, false);

@@ -12,6 +12,7 @@ import { doSendTyping } from "../actions/typing";
 import { doDeleteMessage, doEditMessage } from "../actions/message-edits";
 import { messageHistory, readReceipts } from "../actions/message-history";
 import { renderPreview } from "../actions/render";
+import { MAX_SUBMESSAGE_LENGTH, doAddSubmessage } from "../actions/widgets";
 import { type EmojiRef, type ReactionType, doReact } from "../actions/reactions";
 import { MAX_USERS_PER_REQUEST } from "../actions/user-lookup";
 import { MAX_TOPIC_LENGTH } from "../actions/channel-settings";
@@ -362,6 +363,24 @@ export function messageRoutes({ db, config }: Services) {
       async ({ user, params }) => ({
         rendered: await renderPreview(db, user, checkContent(params.content)),
       }),
+    ),
+    addSubmessage: userEndpoint(
+      {
+        operationId: "add-submessage",
+        summary: "Change a message's widget",
+        tag: "messages",
+        params: {
+          message_id: int({ min: 1 }),
+          msg_type: str({ maxLength: 32 }).describe('"widget"'),
+          content: str({ maxLength: MAX_SUBMESSAGE_LENGTH }).describe(
+            "The change, a JSON object (a vote, an option, a task...)",
+          ),
+        },
+      },
+      async ({ user, params }) => {
+        await doAddSubmessage(db, user, params.message_id, params.msg_type, params.content);
+        return {};
+      },
     ),
   };
 }

@@ -175,10 +175,20 @@ export interface ReactionView {
   user_id: number;
 }
 
+/** A submessage as message objects show it (Zulip's). */
+export interface SubmessageView {
+  msg_type: string;
+  content: string;
+  message_id: number;
+  sender_id: number;
+  id: number;
+}
+
 /**
  * Messages `ids` in id order, in one statement, with what their message
  * objects show: the sender's names and address, the realm's subdomain, the
- * channel's name (null for a direct message) and the reactions, oldest first.
+ * channel's name (null for a direct message), the reactions and the
+ * submessages (widgets), oldest first.
  */
 export function messageRows(tx: Tx, ids: readonly number[]) {
   return tx.q
@@ -207,6 +217,12 @@ export function messageRows(tx: Tx, ids: readonly number[]) {
                                           'reaction_type', x.reaction_type, 'user_id', x.user_id)
                         ORDER BY x.id)
         FROM reactions x WHERE x.message_id = m.id), '[]'::json)`.as("reactions"),
+      sql<SubmessageView[]>`coalesce((
+        SELECT json_agg(json_build_object('msg_type', s.msg_type, 'content', s.content,
+                                          'message_id', s.message_id, 'sender_id', s.sender_id,
+                                          'id', s.id)
+                        ORDER BY s.id)
+        FROM submessages s WHERE s.message_id = m.id), '[]'::json)`.as("submessages"),
     ])
     .where("m.id", "=", sql<number>`ANY(${[...ids]}::int[])`)
     .orderBy("m.id")
