@@ -5,7 +5,7 @@ import type { AuthedUser } from "../lib/auth";
 import { channelSlug, hashEncode } from "../lib/markdown";
 import type { MessageEdit, PropagateMode } from "./message-edits";
 import { insertMessage } from "./messages";
-import { RESOLVED_TOPIC_PREFIX } from "./read-messages";
+import { RESOLVED_TOPIC_PREFIX } from "./narrow-conditions";
 
 /** Where a move takes messages from and to. */
 export interface Move {

@@ -1,10 +1,5 @@
-import {
-  doCreateUserGroup,
-  doUpdateMembers,
-  doUpdateSubgroups,
-  realmGroupMembership,
-  listUserGroups,
-} from "../actions/user-groups";
+import { doCreateUserGroup, realmGroupMembership, listUserGroups } from "../actions/user-groups";
+import { doUpdateMembers, doUpdateSubgroups } from "../actions/user-group-members";
 import { doDeactivateUserGroup } from "../actions/user-group-deactivation";
 import { MAX_USERS_PER_REQUEST } from "../actions/user-lookup";
 import { groupSettingParam } from "../lib/group-setting";
