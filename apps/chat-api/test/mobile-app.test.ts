@@ -25,7 +25,7 @@ let channels: Record<string, number>;
 
 beforeAll(async () => {
   server = await startTestServer();
-  cast = await loadCast(server, ["hamlet", "othello", "iago"]);
+  cast = await loadCast(server, ["hamlet", "othello", "iago", "cordelia"]);
   channels = await channelIds(server);
 });
 
@@ -79,6 +79,15 @@ async function appQueue(who: string) {
     },
   };
 }
+
+/** Hamlet's message to Denmark > widgets. */
+const sendWidget = (content: string) =>
+  call("hamlet", "POST", "/messages", {
+    type: "channel",
+    to: String(channels.Denmark),
+    topic: "widgets",
+    content,
+  });
 
 const ofType = (events: Record<string, unknown>[], type: string) =>
   events.filter((e) => e.type === type);
@@ -244,12 +253,7 @@ describe("a session", () => {
 
   it("votes in a poll and checks a to-do item, and the widgets' events parse", async () => {
     const othello = await appQueue("othello");
-    const poll = await call("hamlet", "POST", "/messages", {
-      type: "channel",
-      to: String(channels.Denmark),
-      topic: "widgets",
-      content: "/poll Tea or coffee?\n- Tea\n* Coffee\n\n",
-    });
+    const poll = await sendWidget("/poll Tea or coffee?\n- Tea\n* Coffee\n\n");
     expect(poll.status).toBe(200);
     const pollId = poll.body.id as number;
     // The message carries its widget, as the app parses it.
@@ -282,12 +286,7 @@ describe("a session", () => {
       .submessages;
     expect(submessages.map((m) => m.content)).toEqual([widget[0]?.content, vote]);
 
-    const todo = await call("hamlet", "POST", "/messages", {
-      type: "channel",
-      to: String(channels.Denmark),
-      topic: "widgets",
-      content: "/todo Chores\nDishes: before noon\nLaundry",
-    });
+    const todo = await sendWidget("/todo Chores\nDishes: before noon\nLaundry");
     const todoId = todo.body.id as number;
     const fetchedTodo = await call("othello", "GET", `/messages/${String(todoId)}`);
     const made = (fetchedTodo.body.message as { submessages: { content: string }[] }).submessages;
@@ -399,6 +398,12 @@ describe("a session", () => {
     });
     expect(left.map((q) => q.id)).toEqual([mobile.queueId]);
     expect(await mobile.poll()).toEqual([]);
+    // A timeout past Zulip's cap is the cap: 7 days.
+    const long = await call("hamlet", "POST", "/register", { idle_queue_timeout: "999999999999" });
+    const stored = await server.db.prisma.eventQueue.findUniqueOrThrow({
+      where: { id: long.body.queue_id as string },
+    });
+    expect(stored.options).toMatchObject({ idle_timeout_seconds: 604_800 });
     const bad = await call("hamlet", "POST", "/register", { idle_queue_timeout: "forever" });
     expect([bad.status, bad.body]).toEqual([400, apiError("Invalid idle_queue_timeout")]);
   });
@@ -467,17 +472,12 @@ describe("hostile input on the app's routes", () => {
   });
 
   it("checks widget changes as Zulip does, and stores none it refuses", async () => {
-    const poll = await call("hamlet", "POST", "/messages", {
-      type: "channel",
-      to: String(channels.Denmark),
-      topic: "widgets",
-      content: "/poll Hostile?",
-    });
-    const plain = await call("hamlet", "POST", "/messages", {
-      type: "channel",
-      to: String(channels.Denmark),
-      topic: "widgets",
-      content: "no widget here",
+    const poll = await sendWidget("/poll Hostile?");
+    const plain = await sendWidget("no widget here");
+    const dm = await call("hamlet", "POST", "/messages", {
+      type: "direct",
+      to: JSON.stringify([cast.id("cordelia")]),
+      content: "/poll Private?",
     });
     const count = () => server.db.prisma.submessage.count();
     const before = await count();
@@ -526,6 +526,11 @@ describe("hostile input on the app's routes", () => {
       400,
       "content is too long (limit: 10000 characters)",
     ]);
+    // A message othello does not have (hamlet's to cordelia), and an id past int32.
+    const notHis = await change("othello", dm.body.id, '{"type":"vote","key":"x","vote":1}');
+    expect([notHis.status, notHis.body.msg]).toEqual([400, "Invalid message(s)"]);
+    const huge = await change("othello", 2_147_483_648, "{}");
+    expect([huge.status, huge.body.msg]).toEqual([400, "message_id is too large"]);
     const other = await change("othello", poll.body.id, "{}", "zform");
     expect([other.status, other.body.msg]).toEqual([400, "Invalid msg_type"]);
     expect(await count()).toBe(before);

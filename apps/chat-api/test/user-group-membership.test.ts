@@ -234,4 +234,35 @@ describe("POST /api/v1/user_groups/{user_group_id}/members", () => {
     expect([denied.status, denied.body.msg]).toEqual([400, "Insufficient permission"]);
     expect(await members(solo)).toEqual([hamlet.id]);
   });
+
+  it("refuses another realm's users and groups, and ids past int32, changing nothing", async () => {
+    const hamlet = await server.person("hamlet");
+    const made = await server.call("POST", "/api/v1/user_groups/create", {
+      auth: [hamlet.email, hamlet.apiKey],
+      form: { name: "Guarded", description: "", members: JSON.stringify([hamlet.id]) },
+    });
+    const guarded = made.body.group_id as number;
+    const outsider = await server.db.prisma.user.findFirstOrThrow({
+      where: { email: "edmund@example.com" },
+    });
+    const post = (groupId: number | string, form: Record<string, string>) =>
+      server.call("POST", `/api/v1/user_groups/${groupId}/members`, {
+        auth: [hamlet.email, hamlet.apiKey],
+        form,
+      });
+    const foreignUser = await post(guarded, { add: JSON.stringify([outsider.id]) });
+    expect([foreignUser.status, foreignUser.body.msg]).toEqual([
+      400,
+      `Invalid user ID: ${outsider.id}`,
+    ]);
+    const foreignGroup = await post(otherRealmGroup, { add: JSON.stringify([hamlet.id]) });
+    expect([foreignGroup.status, foreignGroup.body.msg]).toEqual([400, "Invalid user group"]);
+    const huge = await post(guarded, { add: "[2147483648]" });
+    expect(huge.status).toBe(400);
+    const tooMany = await post(guarded, {
+      add: JSON.stringify(Array.from({ length: 1001 }, (_, i) => i + 1)),
+    });
+    expect(tooMany.status).toBe(400);
+    expect(await members(guarded)).toEqual([hamlet.id]);
+  });
 });
