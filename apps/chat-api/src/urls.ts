@@ -110,6 +110,8 @@ export function buildApi(services: Services): Api {
     url("DELETE", "/streams/{stream_id}", channels.archiveStream),
     url("POST", "/channel_folders/create", folders.createChannelFolder),
     url("GET", "/channel_folders", folders.getChannelFolders),
+    url("PATCH", "/channel_folders", folders.reorderChannelFolders),
+    url("PATCH", "/channel_folders/{channel_folder_id}", folders.updateChannelFolder),
     // Users
     url("GET", "/users", users.getUsers),
     url("POST", "/users", users.createUser),

@@ -1,5 +1,7 @@
-import { realmAudience, sendEvent } from "../events/queue";
+import { realmAudience, sendEvent, sendEvents } from "../events/queue";
 import type { Database } from "../db/database";
+import type { Tx } from "../db/kysely";
+import { lockOrderedRows, setRowOrder } from "../db/queries/realms";
 import { JsonableError } from "@repo/envelope";
 import type { ChannelFolder } from "../gen/prisma/client";
 import { checkPlain, renderPlain } from "../lib/render";
@@ -10,6 +12,8 @@ import { caselessEquals } from "../db/queries/text";
 /** Limits of a channel folder's name and description. */
 export const MAX_FOLDER_NAME_LENGTH = 60;
 export const MAX_FOLDER_DESCRIPTION_LENGTH = 1024;
+/** How many folders (archived ones too) a realm may have. */
+export const MAX_FOLDERS_PER_REALM = 1000;
 
 /** A channel folder on the wire. */
 export async function channelFolderView(folder: ChannelFolder) {
@@ -35,28 +39,21 @@ export async function doCreateChannelFolder(
   name: string,
   description: string,
 ): Promise<number> {
-  const trimmed = name.trim();
-  if (trimmed === "") throw new JsonableError("Channel folder name can't be empty.");
-  if (codePoints(trimmed) > MAX_FOLDER_NAME_LENGTH) {
-    throw new JsonableError(
-      `Channel folder name too long (limit: ${MAX_FOLDER_NAME_LENGTH} characters).`,
-    );
-  }
-  if (/[\p{Cc}\p{Cs}\p{Cn}]/u.test(trimmed))
-    throw new JsonableError("Invalid character in channel folder name.");
+  const trimmed = checkFolderName(name);
   // Its description must render (then its readers' renders are cached).
   await checkPlain(description, creator.id);
-  const duplicate = new JsonableError(`Channel folder name already in use`);
   try {
     return await db.transaction(async (tx) => {
-      const taken = await tx.prisma.channelFolder.findFirst({
-        where: { realm_id: creator.realm_id, name: caselessEquals(trimmed) },
-      });
-      if (taken !== null) throw duplicate;
+      await checkNameFree(tx, creator.realm_id, trimmed, undefined);
       const last = await tx.prisma.channelFolder.aggregate({
         where: { realm_id: creator.realm_id },
         _max: { order: true },
+        _count: { _all: true },
       });
+      if (last._count._all >= MAX_FOLDERS_PER_REALM)
+        throw new JsonableError(
+          `This organization has too many channel folders (limit: ${String(MAX_FOLDERS_PER_REALM)}).`,
+        );
       const folder = await tx.prisma.channelFolder.create({
         data: {
           realm_id: creator.realm_id,
@@ -74,8 +71,146 @@ export async function doCreateChannelFolder(
       return folder.id;
     });
   } catch (error) {
-    throw isUniqueViolation(error) ? duplicate : error;
+    throw isUniqueViolation(error) ? nameInUse() : error;
   }
+}
+
+/** A folder name as stored (trimmed), or the error of one that may not be. */
+function checkFolderName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed === "") throw new JsonableError("Channel folder name can't be empty.");
+  if (codePoints(trimmed) > MAX_FOLDER_NAME_LENGTH) {
+    throw new JsonableError(
+      `Channel folder name too long (limit: ${MAX_FOLDER_NAME_LENGTH} characters).`,
+    );
+  }
+  if (/[\p{Cc}\p{Cs}\p{Cn}]/u.test(trimmed))
+    throw new JsonableError("Invalid character in channel folder name.");
+  return trimmed;
+}
+
+function nameInUse(): JsonableError {
+  return new JsonableError("Channel folder name already in use");
+}
+
+/** Throws unless no folder of the realm but `except` has `name` (case-insensitively). */
+async function checkNameFree(tx: Tx, realmId: number, name: string, except: number | undefined) {
+  const taken = await tx.prisma.channelFolder.findFirst({
+    where: {
+      realm_id: realmId,
+      name: caselessEquals(name),
+      ...(except === undefined ? {} : { id: { not: except } }),
+    },
+  });
+  if (taken !== null) throw nameInUse();
+}
+
+/** What PATCH /channel_folders/{id} may change (undefined: left as it is). */
+export interface FolderChange {
+  name: string | undefined;
+  description: string | undefined;
+  isArchived: boolean | undefined;
+}
+
+/**
+ * PATCH /channel_folders/{id}, as Zulip: a folder of the caller's realm;
+ * each field sent that differs is changed, and the realm gets one
+ * `channel_folder` `update` event per kind of change (name; description
+ * with its rendering; archived), in one transaction. A folder that still
+ * holds a channel that is not archived cannot be archived.
+ */
+export async function doUpdateChannelFolder(
+  db: Database,
+  actor: { id: number; realm_id: number },
+  folderId: number,
+  change: FolderChange,
+): Promise<void> {
+  const name = change.name === undefined ? undefined : checkFolderName(change.name);
+  // A new description must render; its rendering goes in the event.
+  if (change.description !== undefined) await checkPlain(change.description, actor.id);
+  const rendered =
+    change.description === undefined ? undefined : await renderPlain(change.description);
+  try {
+    await db.transaction(async (tx) => {
+      const folder = await tx.prisma.channelFolder.findFirst({
+        where: { id: folderId, realm_id: actor.realm_id },
+      });
+      if (folder === null) throw new JsonableError("Invalid channel folder ID");
+      const changes: Record<string, string | boolean>[] = [];
+      if (name !== undefined && name !== folder.name) {
+        await checkNameFree(tx, actor.realm_id, name, folder.id);
+        changes.push({ name });
+      }
+      if (change.description !== undefined && change.description !== folder.description)
+        changes.push({
+          description: change.description,
+          rendered_description: rendered ?? "",
+        });
+      if (change.isArchived !== undefined && change.isArchived !== folder.is_archived) {
+        if (change.isArchived && (await folderInUse(tx, folder.id)))
+          throw new JsonableError(
+            "You need to remove all the channels from this folder to archive it.",
+          );
+        changes.push({ is_archived: change.isArchived });
+      }
+      if (changes.length === 0) return;
+      await tx.prisma.channelFolder.update({
+        where: { id: folder.id },
+        data: {
+          ...(name === undefined ? {} : { name }),
+          ...(change.description === undefined ? {} : { description: change.description }),
+          ...(change.isArchived === undefined ? {} : { is_archived: change.isArchived }),
+        },
+      });
+      const audience = await realmAudience(tx, actor.realm_id);
+      await sendEvents(
+        tx,
+        changes.map((data) => ({
+          userIds: audience,
+          event: { type: "channel_folder", op: "update", channel_folder_id: folder.id, data },
+        })),
+      );
+    });
+  } catch (error) {
+    throw isUniqueViolation(error) ? nameInUse() : error;
+  }
+}
+
+/** Whether a channel that is not archived is in the folder. */
+async function folderInUse(tx: Tx, folderId: number): Promise<boolean> {
+  const channel = await tx.prisma.channel.findFirst({
+    where: { folder_id: folderId, is_archived: false },
+    select: { id: true },
+  });
+  return channel !== null;
+}
+
+/**
+ * PATCH /channel_folders: the realm's folders in `order`, which must name
+ * each of them exactly once (Zulip's "Invalid order mapping."; it lets
+ * through ids of no folder and repeats, which would reach every client in
+ * the event, so they are refused here too). One statement, one event.
+ */
+export async function doReorderChannelFolders(
+  db: Database,
+  realmId: number,
+  order: readonly number[],
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    const existing = new Set(await lockOrderedRows(tx, "channel_folders", realmId));
+    if (
+      new Set(order).size !== order.length ||
+      existing.size !== order.length ||
+      order.some((id) => !existing.has(id))
+    )
+      throw new JsonableError("Invalid order mapping.");
+    await setRowOrder(tx, "channel_folders", realmId, new Map(order.map((id, i) => [id, i])));
+    await sendEvent(tx, await realmAudience(tx, realmId), {
+      type: "channel_folder",
+      op: "reorder",
+      order: [...order],
+    });
+  });
 }
 
 /** GET /channel_folders: the realm's folders in their order, archived ones when asked for. */

@@ -1,7 +1,7 @@
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
 import { sendLinkifiersEvent, sendProfileFieldsEvent } from "./realm-config";
-import { lockLinkifiers, lockProfileFields } from "../db/queries/realms";
+import { lockOrderedRows, setRowOrder } from "../db/queries/realms";
 
 /**
  * Puts the realm's linkifiers in `ids` order, as Zulip checks it: no
@@ -16,14 +16,13 @@ export async function doReorderLinkifiers(
   if (new Set(ids).size < ids.length)
     throw new JsonableError("The ordered list must not contain duplicated linkifiers");
   await db.transaction(async (tx) => {
-    const existing = new Set(await lockLinkifiers(tx, realmId));
+    const existing = new Set(await lockOrderedRows(tx, "linkifiers", realmId));
     if (existing.size !== ids.length || ids.some((id) => !existing.has(id))) {
       throw new JsonableError(
         "The ordered list must enumerate all existing linkifiers exactly once",
       );
     }
-    for (const [order, id] of ids.entries())
-      await tx.prisma.linkifier.update({ where: { id }, data: { order } });
+    await setRowOrder(tx, "linkifiers", realmId, positionsOf(ids));
     await sendLinkifiersEvent(tx, realmId);
   });
 }
@@ -38,15 +37,21 @@ export async function doReorderProfileFields(
   realmId: number,
   ids: readonly number[],
 ): Promise<void> {
-  const position = new Map(ids.map((id, index) => [id, index]));
+  const position = positionsOf(ids);
   await db.transaction(async (tx) => {
-    const ids = await lockProfileFields(tx, realmId);
-    if (ids.some((id) => !position.has(id))) throw new JsonableError("Invalid order mapping.");
-    for (const id of ids)
-      await tx.prisma.customProfileField.update({
-        where: { id },
-        data: { order: position.get(id) ?? 0 },
-      });
+    const existing = await lockOrderedRows(tx, "custom_profile_fields", realmId);
+    if (existing.some((id) => !position.has(id))) throw new JsonableError("Invalid order mapping.");
+    await setRowOrder(
+      tx,
+      "custom_profile_fields",
+      realmId,
+      new Map(existing.map((id) => [id, position.get(id) ?? 0])),
+    );
     await sendProfileFieldsEvent(tx, realmId);
   });
+}
+
+/** Each id's position in `ids`, from 0 (a repeated id: its last). */
+function positionsOf(ids: readonly number[]): Map<number, number> {
+  return new Map(ids.map((id, index) => [id, index]));
 }

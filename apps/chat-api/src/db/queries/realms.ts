@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import type { Tx } from "../kysely";
 
 /**
@@ -9,10 +10,17 @@ export async function lockRealm(tx: Tx, realmId: number): Promise<void> {
   await tx.q.selectFrom("realms").select("id").where("id", "=", realmId).forNoKeyUpdate().execute();
 }
 
-/** The ids of the realm's linkifiers, row-locked for a reordering. */
-export async function lockLinkifiers(tx: Tx, realmId: number): Promise<number[]> {
+/** The realm's tables whose rows an administrator puts in order. */
+export type OrderedTable = "linkifiers" | "custom_profile_fields" | "channel_folders";
+
+/** The ids of the realm's rows of `table`, row-locked for a reordering. */
+export async function lockOrderedRows(
+  tx: Tx,
+  table: OrderedTable,
+  realmId: number,
+): Promise<number[]> {
   const rows = await tx.q
-    .selectFrom("linkifiers")
+    .selectFrom(table)
     .select("id")
     .where("realm_id", "=", realmId)
     .forUpdate()
@@ -20,13 +28,21 @@ export async function lockLinkifiers(tx: Tx, realmId: number): Promise<number[]>
   return rows.map((r) => r.id);
 }
 
-/** The ids of the realm's custom profile fields, row-locked for a reordering. */
-export async function lockProfileFields(tx: Tx, realmId: number): Promise<number[]> {
-  const rows = await tx.q
-    .selectFrom("custom_profile_fields")
-    .select("id")
-    .where("realm_id", "=", realmId)
-    .forUpdate()
-    .execute();
-  return rows.map((r) => r.id);
+/**
+ * Sets `order` of the realm's rows of `table` named in `positions` (id to
+ * order), in one statement; rows not named keep theirs.
+ */
+export async function setRowOrder(
+  tx: Tx,
+  table: OrderedTable,
+  realmId: number,
+  positions: ReadonlyMap<number, number>,
+): Promise<void> {
+  if (positions.size === 0) return;
+  const ids = [...positions.keys()];
+  const orders = [...positions.values()];
+  await sql`
+    UPDATE ${sql.table(table)} AS t SET "order" = p.position
+    FROM unnest(${ids}::int[], ${orders}::int[]) AS p(id, position)
+    WHERE t.id = p.id AND t.realm_id = ${realmId}`.execute(tx.q);
 }
