@@ -66,6 +66,7 @@ export function buildApi(services: Services): Api {
     url("POST", "/messages/render", messages.renderMessage),
     url("POST", "/messages/{message_id}/reactions", messages.addReaction),
     url("DELETE", "/messages/{message_id}/reactions", messages.removeReaction),
+    url("POST", "/messages/{message_id}/report", messages.reportMessage),
     url("POST", "/submessage", messages.addSubmessage),
     url("POST", "/typing", messages.setTypingStatus),
     url("POST", "/mark_all_as_read", flags.markAllAsRead),
@@ -103,6 +104,7 @@ export function buildApi(services: Services): Api {
     url("GET", "/streams/{stream_id}", channels.getStreamById),
     url("GET", "/get_stream_id", channels.getStreamId),
     url("GET", "/streams/{stream_id}/members", channels.getSubscribers),
+    url("GET", "/streams/{stream_id}/email_address", channels.getStreamEmailAddress),
     url("GET", "/users/me/{stream_id}/topics", topics.getStreamTopics),
     url("POST", "/user_topics", topics.setTopicVisibility),
     url("POST", "/channels/create", channels.createChannel),
@@ -144,6 +146,7 @@ export function buildApi(services: Services): Api {
     url("DELETE", "/invites/multiuse/{invite_id}", invites.revokeInviteLink),
     // Server and organizations
     url("GET", "/server_settings", server.getServerSettings),
+    url("PATCH", "/realm", realm.updateRealm),
     url("GET", "/realm/emoji", realm.getCustomEmoji),
     url("GET", "/realm/linkifiers", realm.getLinkifiers),
     url("GET", "/realm/filters", realm.getLegacyFilters),

@@ -1,7 +1,12 @@
 import { createHash } from "node:crypto";
 import { DEMO_PASSWORD } from "../src/db/seed";
 import { collectIdleQueues } from "../src/events/queue";
-import { eventProblems, flutterProblems, snapshotProblems } from "./support/flutter-models";
+import {
+  APP_REGISTER,
+  eventProblems,
+  flutterProblems,
+  snapshotProblems,
+} from "./support/flutter-models";
 import {
   type Cast,
   type TestServer,
@@ -33,24 +38,6 @@ afterAll(() => server.close());
 
 const call = (who: string, method: string, path: string, form: Record<string, string> = {}) =>
   server.call(method, `/api/v1${path}`, { ...cast.as(who), form });
-
-/** `registerQueue` of lib/api/route/events.dart: every parameter the app sends. */
-const APP_REGISTER = {
-  idle_queue_timeout: "mobile",
-  apply_markdown: "true",
-  client_gravatar: "false",
-  slim_presence: "true",
-  client_capabilities: JSON.stringify({
-    notification_settings_null: true,
-    bulk_message_deletion: true,
-    user_avatar_url_field_optional: true,
-    stream_typing_notifications: true,
-    user_settings_object: true,
-    include_deactivated_groups: true,
-    empty_topic_name: true,
-    individual_emoji_changes: true,
-  }),
-};
 
 const validateEvents = eventsSchema();
 
@@ -329,6 +316,44 @@ describe("a session", () => {
     expect(statuses.map((s) => s.emoji_name)).toEqual(["car", ""]);
     const row = await server.db.prisma.user.findUniqueOrThrow({ where: { id: cast.id("hamlet") } });
     expect([row.status_text, row.status_emoji_name]).toEqual(["", ""]);
+  });
+
+  it("reports a message with a type from register, and its device's events parse", async () => {
+    const moderators = await call("iago", "POST", "/channels/create", {
+      name: "app moderation",
+      invite_only: "true",
+      subscribers: JSON.stringify([cast.id("iago")]),
+    });
+    const iago = await appQueue("iago");
+    await call("iago", "PATCH", "/realm", {
+      moderation_request_channel_id: String(moderators.body.id),
+    });
+    const hamlet = await appQueue("hamlet");
+    // The app offers the types register lists, and "other" needs an explanation.
+    const types = hamlet.snapshot.server_report_message_types as { key: string }[];
+    expect(types.map((t) => t.key)).toContain("other");
+    expect(hamlet.snapshot.realm_moderation_request_channel_id).toBe(moderators.body.id);
+    const sent = await call("othello", "POST", "/messages", {
+      type: "channel",
+      to: String(channels.Denmark),
+      topic: "reported",
+      content: "Buy cheap watches",
+    });
+    const reported = await call("hamlet", "POST", `/messages/${String(sent.body.id)}/report`, {
+      report_type: "other",
+      description: "Selling things",
+    });
+    expect(reported.body).toEqual({ result: "success", msg: "" });
+    const posted = ofType(await iago.poll(), "message").map(
+      (e) => (e.message as { stream_id?: number }).stream_id,
+    );
+    expect(posted).toContain(moderators.body.id);
+
+    // The app registers its device (lib/api/route/account.dart) and hears of it.
+    const device = await call("hamlet", "POST", "/register_client_device");
+    expect(ofType(await hamlet.poll(), "device")).toEqual([
+      expect.objectContaining({ op: "add", device_id: device.body.device_id }),
+    ]);
   });
 
   it("subscribes to a channel, and the subscription events parse", async () => {

@@ -132,6 +132,28 @@ describe("round trips", () => {
     expect(read.map((s) => s.id)).toEqual([widget.id, vote.id]);
   });
 
+  it("MessageReport; a realm's moderation channel", async () => {
+    const report = await db.prisma.messageReport.create({
+      data: {
+        realm_id: ids.realm,
+        reporter_id: ids.hamlet,
+        message_id: ids.message,
+        report_type: "spam",
+      },
+    });
+    expect(
+      await db.prisma.messageReport.findUniqueOrThrow({ where: { id: report.id } }),
+    ).toMatchObject({ report_type: "spam", date_created: expect.any(Date) as Date });
+    await db.prisma.realm.update({
+      where: { id: ids.realm },
+      data: { moderation_request_channel_id: ids.verona },
+    });
+    expect(
+      (await db.prisma.realm.findUniqueOrThrow({ where: { id: ids.realm } }))
+        .moderation_request_channel_id,
+    ).toBe(ids.verona);
+  });
+
   it("Attachment, with a unique path, linked to messages; ServerSecret, with bytes", async () => {
     const data = {
       realm_id: ids.realm,

@@ -1,7 +1,14 @@
 import { createHash } from "node:crypto";
 import { type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { type Cast, type TestServer, apiError, loadCast, startTestServer } from "./support/server";
+import {
+  type Cast,
+  type TestServer,
+  apiError,
+  listenAs,
+  loadCast,
+  startTestServer,
+} from "./support/server";
 import { zulipResponseSchema } from "./support/zulip-schema";
 
 const validateRemove = zulipResponseSchema("subset", "/remove_client_device", "post");
@@ -158,6 +165,97 @@ describe("client devices", () => {
     expect(
       (await server.call("POST", "/api/v1/register_client_device", as("hamlet-bot"))).body,
     ).toEqual(apiError("This endpoint does not accept bot requests."));
+  });
+});
+
+describe("devices in register and device events (feature level 468)", () => {
+  it("tells the user's own queues of each device added, registered, rotated and removed", async () => {
+    const mine = await listenAs(server, as("othello"), ["device"]);
+    const theirs = await listenAs(server, as("hamlet"), ["device"]);
+    const deviceId = await newDevice("othello");
+    expect(await mine()).toEqual([{ type: "device", op: "add", device_id: deviceId }]);
+
+    const before = Date.now();
+    await register("othello", {
+      device_id: deviceId,
+      push_key: KEY,
+      push_key_id: 4_294_967_295,
+      ...TOKEN_GROUP,
+    });
+    const [registered] = await mine();
+    expect(registered).toEqual({
+      type: "device",
+      op: "update",
+      device_id: deviceId,
+      push_key_id: 4_294_967_295,
+      push_token_id: TOKEN_GROUP.token_id,
+      pending_push_token_id: null,
+      push_token_last_updated_timestamp: expect.any(Number) as number,
+      push_registration_error_code: null,
+    });
+    const stamp = (registered as { push_token_last_updated_timestamp: number })
+      .push_token_last_updated_timestamp;
+    expect(stamp).toBeGreaterThanOrEqual(Math.floor(before / 1000));
+
+    const snapshot = await server.call("POST", "/api/v1/register", {
+      ...as("othello"),
+      form: { fetch_event_types: JSON.stringify(["device"]) },
+    });
+    expect((snapshot.body.devices as Record<string, unknown>)[String(deviceId)]).toEqual({
+      push_key_id: 4_294_967_295,
+      push_token_id: TOKEN_GROUP.token_id,
+      pending_push_token_id: null,
+      push_token_last_updated_timestamp: stamp,
+      push_registration_error_code: null,
+    });
+
+    // A key rotation tells the new key's id only.
+    const newKey = Buffer.concat([Buffer.from([0x31]), Buffer.alloc(32, 5)]).toString("base64");
+    await register("othello", { device_id: deviceId, push_key: newKey, push_key_id: 2 });
+    expect(await mine()).toEqual([
+      { type: "device", op: "update", device_id: deviceId, push_key_id: 2 },
+    ]);
+
+    await server.call("POST", "/api/v1/remove_client_device", {
+      ...as("othello"),
+      form: { device_id: deviceId },
+    });
+    expect(await mine()).toEqual([{ type: "device", op: "remove", device_id: deviceId }]);
+    expect(await theirs()).toEqual([]);
+    const after = await server.call("POST", "/api/v1/register", {
+      ...as("othello"),
+      form: { fetch_event_types: JSON.stringify(["device"]) },
+    });
+    expect(after.body.devices).not.toHaveProperty(String(deviceId));
+  });
+
+  it("shows a device without a push registration with every field null", async () => {
+    const deviceId = await newDevice("hamlet");
+    const snapshot = await server.call("POST", "/api/v1/register", {
+      ...as("hamlet"),
+      form: { fetch_event_types: JSON.stringify(["device"]) },
+    });
+    expect((snapshot.body.devices as Record<string, unknown>)[String(deviceId)]).toEqual({
+      push_key_id: null,
+      push_token_id: null,
+      pending_push_token_id: null,
+      push_token_last_updated_timestamp: null,
+      push_registration_error_code: null,
+    });
+  });
+
+  it("sends nothing for a refused registration", async () => {
+    const deviceId = await newDevice("othello");
+    const mine = await listenAs(server, as("othello"), ["device"]);
+    bouncer.behaviour.set("e2ee/register", "fail");
+    const refused = await register("othello", {
+      device_id: deviceId,
+      push_key: KEY,
+      push_key_id: 3,
+      ...TOKEN_GROUP,
+    });
+    expect(refused.status).not.toBe(200);
+    expect(await mine()).toEqual([]);
   });
 });
 

@@ -193,6 +193,29 @@ describe("GET /api/v1/streams/{stream_id}", () => {
   });
 });
 
+describe("GET /api/v1/streams/{stream_id}/email_address", () => {
+  const address = (who: string, channel: number | undefined, query: Record<string, string> = {}) =>
+    server.call("GET", `/api/v1/streams/${String(channel)}/email_address`, { ...as(who), query });
+
+  it("answers an empty address (no email gateway), as the caller or a bot of theirs", async () => {
+    const plain = await address("hamlet", channels.Denmark);
+    expect(plain.body).toEqual({ result: "success", msg: "", email: "" });
+    const asBot = await address("hamlet", channels.Denmark, {
+      sender_id: String(id("hamlet-bot")),
+    });
+    expect(asBot.body).toEqual({ result: "success", msg: "", email: "" });
+  });
+
+  it("refuses a channel the caller cannot see and a sender that is not theirs", async () => {
+    expect((await address("cordelia", channels["core team"])).body).toEqual(
+      error("Invalid channel ID"),
+    );
+    expect(
+      (await address("othello", channels.Denmark, { sender_id: String(id("hamlet-bot")) })).body,
+    ).toEqual(error("Invalid user ID"));
+  });
+});
+
 describe("GET /api/v1/users/me/subscriptions", () => {
   it("lists the caller's subscriptions, with subscribers when asked", async () => {
     const reply = await server.call("GET", "/api/v1/users/me/subscriptions", {

@@ -68,3 +68,26 @@ export async function isUserSubscribed(
   const channel = await accessChannelById(db, viewer, channelId);
   return isSubscribed(db, user.id, channel.id);
 }
+
+/**
+ * GET /streams/{stream_id}/email_address: the address that posts to a
+ * channel the caller can see, as `sender` (the caller, or a bot of theirs).
+ * This server has no email gateway, so it is "", as Zulip answers when its
+ * EMAIL_GATEWAY_PATTERN is empty.
+ */
+export async function channelEmailAddress(
+  db: Database,
+  user: AuthedUser,
+  channelId: number,
+  senderId: number | undefined,
+): Promise<string> {
+  await accessChannelById(db, user, channelId);
+  if (senderId !== undefined && senderId !== user.id) {
+    const bot = await db.prisma.user.findFirst({
+      where: { id: senderId, realm_id: user.realm_id, is_bot: true, bot_owner_id: user.id },
+      select: { id: true },
+    });
+    if (bot === null) throw new JsonableError("Invalid user ID");
+  }
+  return "";
+}

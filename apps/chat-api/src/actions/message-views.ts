@@ -4,7 +4,12 @@
  */
 import type { Tx } from "../db/kysely";
 import type { Message } from "../gen/prisma/client";
-import { type ReactionView, type SubmessageView, messageRows } from "../db/queries/messages";
+import {
+  type EditSummaryEntry,
+  type ReactionView,
+  type SubmessageView,
+  messageRows,
+} from "../db/queries/messages";
 import { gravatarUrl } from "./user-view";
 
 /** A message as its message object shows it (a row of {@link messageRows}). */
@@ -28,6 +33,8 @@ export type MessageRow = Pick<
   channel_name: string | null;
   reactions: readonly ReactionView[];
   submessages: readonly SubmessageView[];
+  /** The newest edits, newest first, without content; null when never edited or moved. */
+  edit_summary: readonly EditSummaryEntry[] | null;
 };
 
 /** Rendering options of message objects. */
@@ -88,6 +95,9 @@ export function messageView(
     ...(row.last_edit_time === null
       ? {}
       : { last_edit_timestamp: Math.floor(row.last_edit_time.getTime() / 1000) }),
+    ...(row.edit_summary === null || row.edit_summary.length === 0
+      ? {}
+      : { edit_history: row.edit_summary }),
     ...(row.channel_id === null
       ? {
           type: "private",

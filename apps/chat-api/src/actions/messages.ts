@@ -181,6 +181,7 @@ async function composeMessage(
     {
       ...message,
       last_edit_time: null,
+      edit_summary: null,
       sender_email: sender.email,
       sender_full_name: sender.full_name,
       sender_delivery_email: sender.delivery_email,

@@ -6,6 +6,7 @@ import { EMPTY_TOPIC_DISPLAY_NAME } from "../actions/channel-lookups";
 import { channelViews } from "../actions/channel-view";
 import { listChannels } from "../actions/channels";
 import { listDrafts } from "../actions/drafts";
+import { listDevices } from "../push/registration";
 import {
   lastPresenceUpdateId,
   legacyPresence,
@@ -97,6 +98,7 @@ export async function fetchInitialState(
     });
   if (wants("default_stream_groups"))
     part(() => Promise.resolve({ realm_default_stream_groups: [] }));
+  if (wants("device")) part(async () => ({ devices: await listDevices(db, user.id) }));
   if (wants("drafts"))
     part(async () => ({
       drafts: (await ownRow()).enable_drafts_synchronization ? await listDrafts(db, user.id) : [],

@@ -6,6 +6,7 @@ import {
   MAX_TOPIC_LENGTH,
 } from "../actions/channel-settings";
 import { MAX_MESSAGE_LENGTH } from "../actions/messages";
+import { REPORT_TYPES } from "../actions/message-reports";
 import { type SystemGroupName, systemGroupIds } from "../actions/realm-creation";
 import { listLinkifiers, listProfileFields } from "../actions/realm-config";
 import { realmAuthenticationMethods } from "../lib/auth-methods";
@@ -160,7 +161,7 @@ export async function realmState(tx: Tx, config: Config, realm: Realm) {
     realm_message_content_delete_limit_seconds: null,
     realm_message_edit_history_visibility_policy: "all",
     realm_message_retention_days: realm.message_retention_days ?? -1,
-    realm_moderation_request_channel_id: -1,
+    realm_moderation_request_channel_id: realm.moderation_request_channel_id ?? -1,
     realm_move_messages_between_streams_limit_seconds: 604800,
     realm_move_messages_within_stream_limit_seconds: 604800,
     realm_name: realm.name,
@@ -202,7 +203,7 @@ export async function realmState(tx: Tx, config: Config, realm: Realm) {
     server_needs_upgrade: false,
     server_presence_offline_threshold_seconds: 140,
     server_presence_ping_interval_seconds: 60,
-    server_report_message_types: [],
+    server_report_message_types: REPORT_TYPES.map((t) => ({ key: t.key, name: t.name })),
     server_thumbnail_formats: [],
     server_typing_started_expiry_period_milliseconds: 15000,
     server_typing_started_wait_period_milliseconds: 10000,

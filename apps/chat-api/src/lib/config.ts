@@ -137,6 +137,8 @@ const schema = z.object({
   CHAT_MAX_OBJECTS_PER_USER: z.coerce.number().int().min(1).max(1_000_000).default(1000),
   /** Invitations one realm may send in 24 hours (Zulip's `max_invites`); more is INVITATION_FAILED. */
   CHAT_MAX_INVITES_PER_DAY: z.coerce.number().int().min(1).max(1_000_000).default(100),
+  /** Reports of messages (POST /messages/{id}/report) one person may make in an hour. */
+  CHAT_MAX_REPORTS_PER_HOUR: z.coerce.number().int().min(1).max(10_000).default(20),
   /** Most event queues one user may hold; registering past it collects the least recently polled. */
   CHAT_MAX_QUEUES_PER_USER: z.coerce.number().int().min(1).max(10_000).default(50),
   /** Most long-polls (GET /events) one user may hold open on one replica. */

@@ -4,6 +4,9 @@ import { ErrorCode, JsonableError, RequestVariableMissingError } from "@repo/env
 import type { Logger } from "pino";
 import type { PushTokenKind } from "../gen/prisma/client";
 import { checkCap } from "../actions/caps";
+import { sendEvent } from "../events/queue";
+import type { Tx } from "../db/kysely";
+import type { PushRegistration } from "../gen/prisma/client";
 import type { AuthedUser } from "../lib/auth";
 import { type Bouncer, BouncerError, bouncerUnavailable } from "./bouncer";
 
@@ -140,11 +143,12 @@ export async function doRegisterPush(
       : {};
   const registeredToken = token ?? device.push_registration?.token_id ?? undefined;
   const removed = await db.transaction(async (tx) => {
-    await tx.prisma.pushRegistration.upsert({
+    const registration = await tx.prisma.pushRegistration.upsert({
       where: { device_id: device.id },
       create: { device_id: device.id, ...keyData, ...tokenData },
       update: { ...keyData, ...tokenData, last_updated: new Date() },
     });
+    await sendDeviceUpdate(tx, user.id, device.id, registration, tokenMissing === undefined);
     if (registeredToken === undefined) return { tokens: [], left: 1 };
     const matching = await tx.prisma.legacyPushToken.findMany({
       where: { user_id: user.id, token_id: registeredToken },
@@ -160,6 +164,34 @@ export async function doRegisterPush(
   if (removed.tokens.length > 0) {
     await forgetLegacyAtBouncer(bouncer, logger, user.id, removed.tokens, removed.left === 0);
   }
+}
+
+/**
+ * The `device` `update` event of a registration just written: the key's id,
+ * and when a token was sent, the token's fields (Zulip sends only what changed).
+ */
+async function sendDeviceUpdate(
+  tx: Tx,
+  userId: number,
+  deviceId: number,
+  registration: PushRegistration,
+  tokenSent: boolean,
+): Promise<void> {
+  const view = deviceView(registration);
+  await sendEvent(tx, [userId], {
+    type: "device",
+    op: "update",
+    device_id: deviceId,
+    push_key_id: view.push_key_id,
+    ...(tokenSent
+      ? {
+          push_token_id: view.push_token_id,
+          pending_push_token_id: null,
+          push_token_last_updated_timestamp: view.push_token_last_updated_timestamp,
+          push_registration_error_code: null,
+        }
+      : {}),
+  });
 }
 
 /**
@@ -200,6 +232,7 @@ export async function doRegisterDevice(
   return db.transaction(async (tx) => {
     checkCap(await tx.prisma.device.count({ where: { user_id: user.id } }), 1, cap, "devices");
     const device = await tx.prisma.device.create({ data: { user_id: user.id } });
+    await sendEvent(tx, [user.id], { type: "device", op: "add", device_id: device.id });
     return device.id;
   });
 }
@@ -210,10 +243,41 @@ export async function doRemoveDevice(
   user: AuthedUser,
   deviceId: number,
 ): Promise<void> {
-  const { count } = await db.prisma.device.deleteMany({
-    where: { id: deviceId, user_id: user.id },
+  await db.transaction(async (tx) => {
+    const { count } = await tx.prisma.device.deleteMany({
+      where: { id: deviceId, user_id: user.id },
+    });
+    if (count === 0) throw new JsonableError("Invalid device ID");
+    await sendEvent(tx, [user.id], { type: "device", op: "remove", device_id: deviceId });
   });
-  if (count === 0) throw new JsonableError("Invalid device ID");
+}
+
+/** A device as `POST /register`'s `devices` and `device` events show it (feature level 468). */
+export function deviceView(registration: PushRegistration | null) {
+  const tokenSet = registration?.token_id != null;
+  return {
+    push_key_id: registration?.push_key_id == null ? null : Number(registration.push_key_id),
+    // The bouncer has accepted the token before it is stored: none is pending.
+    push_token_id: tokenSet ? Buffer.from(registration.token_id ?? []).toString("base64") : null,
+    pending_push_token_id: null,
+    push_token_last_updated_timestamp: tokenSet
+      ? Math.floor(registration.last_updated.getTime() / 1000)
+      : null,
+    push_registration_error_code: null,
+  };
+}
+
+/** `devices` of `POST /register`: the user's devices by id. */
+export async function listDevices(
+  db: Database,
+  userId: number,
+): Promise<Record<string, ReturnType<typeof deviceView>>> {
+  const devices = await db.prisma.device.findMany({
+    where: { user_id: userId },
+    include: { push_registration: true },
+    orderBy: { id: "asc" },
+  });
+  return Object.fromEntries(devices.map((d) => [String(d.id), deviceView(d.push_registration)]));
 }
 
 /** Legacy (unencrypted) token registration: the kinds of the two old endpoints. */

@@ -1,4 +1,4 @@
-import { channelIdOf, channelSubscribers } from "../actions/channel-lookups";
+import { channelEmailAddress, channelIdOf, channelSubscribers } from "../actions/channel-lookups";
 import { accessChannelById, doArchiveChannel, listChannels } from "../actions/channels";
 import { channelViews } from "../actions/channel-view";
 import { z } from "zod";
@@ -137,6 +137,23 @@ export function channelRoutes({ db, config }: Services) {
         const [stream] = await channelViews(db, [channel]);
         return { stream };
       },
+    ),
+
+    getStreamEmailAddress: userEndpoint(
+      {
+        pathParams: ["stream_id"],
+        operationId: "get-stream-email-address",
+        summary: "Get a channel's email address",
+        tag: "channels",
+        params: {
+          sender_id: int({ min: 1 })
+            .optional()
+            .describe("The caller or a bot of theirs, as the sender of the mail's messages"),
+        },
+      },
+      async ({ user, path, params }) => ({
+        email: await channelEmailAddress(db, user, path.stream_id, params.sender_id),
+      }),
     ),
 
     updateStream: userEndpoint(

@@ -13,6 +13,11 @@ import { doDeleteMessage, doEditMessage } from "../actions/message-edits";
 import { messageHistory, readReceipts } from "../actions/message-history";
 import { renderPreview } from "../actions/render";
 import { MAX_SUBMESSAGE_LENGTH, doAddSubmessage } from "../actions/widgets";
+import {
+  MAX_REPORT_DESCRIPTION_LENGTH,
+  REPORT_TYPES,
+  doReportMessage,
+} from "../actions/message-reports";
 import { type EmojiRef, type ReactionType, doReact } from "../actions/reactions";
 import { MAX_USERS_PER_REQUEST } from "../actions/user-lookup";
 import { MAX_TOPIC_LENGTH } from "../actions/channel-settings";
@@ -379,6 +384,37 @@ export function messageRoutes({ db, config }: Services) {
       },
       async ({ user, params }) => {
         await doAddSubmessage(db, user, params.message_id, params.msg_type, params.content);
+        return {};
+      },
+    ),
+    reportMessage: userEndpoint(
+      {
+        pathParams: ["message_id"],
+        operationId: "report-message",
+        summary: "Report a message",
+        tag: "messages",
+        params: {
+          report_type: str({ maxLength: 32 }).describe(
+            REPORT_TYPES.map((t) => `"${t.key}"`).join(", "),
+          ),
+          description: str({ maxLength: MAX_REPORT_DESCRIPTION_LENGTH * 4 })
+            .default("")
+            .describe(
+              `Why (required for "other"), at most ${String(MAX_REPORT_DESCRIPTION_LENGTH)} characters`,
+            ),
+        },
+      },
+      async ({ user, path, params }) => {
+        await doReportMessage(
+          db,
+          user,
+          {
+            messageId: path.message_id,
+            reportType: params.report_type,
+            description: params.description,
+          },
+          config.CHAT_MAX_REPORTS_PER_HOUR,
+        );
         return {};
       },
     ),

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { doReorderLinkifiers, doReorderProfileFields } from "../actions/realm-order";
+import { doSetModerationChannel } from "../actions/message-reports";
 import {
   doAddLinkifier,
   doCreateProfileField,
@@ -14,9 +15,28 @@ import type { Services } from "../services";
 
 const ids = z.array(z.int32());
 
-/** Linkifiers and custom profile fields of the realm: listing and reordering. */
-export function realmRoutes({ db }: Services) {
+/** Organization settings, linkifiers and custom profile fields of the realm. */
+export function realmRoutes({ db, bus }: Services) {
   return {
+    updateRealm: userEndpoint(
+      {
+        operationId: "update-realm",
+        summary: "Update organization settings",
+        tag: "server_and_organizations",
+        access: { role: "administrator" },
+        params: {
+          moderation_request_channel_id: int({ min: -1 })
+            .optional()
+            .describe("The private channel reports of messages go to; -1 turns reporting off"),
+        },
+      },
+      async ({ user, params }) => {
+        const channelId = params.moderation_request_channel_id;
+        if (channelId === undefined) return {};
+        await doSetModerationChannel(db, bus, user, channelId);
+        return { moderation_request_channel_id: channelId };
+      },
+    ),
     getLinkifiers: userEndpoint(
       {
         operationId: "get-linkifiers",

@@ -76,3 +76,21 @@ export function eventProblems(body: unknown, bulkMessageDeletion = true): string
     return found;
   });
 }
+
+/** `registerQueue` of lib/api/route/events.dart: every parameter the app sends. */
+export const APP_REGISTER = {
+  idle_queue_timeout: "mobile",
+  apply_markdown: "true",
+  client_gravatar: "false",
+  slim_presence: "true",
+  client_capabilities: JSON.stringify({
+    notification_settings_null: true,
+    bulk_message_deletion: true,
+    user_avatar_url_field_optional: true,
+    stream_typing_notifications: true,
+    user_settings_object: true,
+    include_deactivated_groups: true,
+    empty_topic_name: true,
+    individual_emoji_changes: true,
+  }),
+};

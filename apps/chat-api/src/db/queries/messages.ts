@@ -16,17 +16,31 @@ export interface EditEntry {
   stream?: number;
 }
 
-/** Appends `entry` to the edit history of each message of `ids`, in one statement. */
+/** How many edits, newest first, a message object's `edit_history` shows. */
+export const EDIT_SUMMARY_LENGTH = 20;
+
+/** An entry of `edit_summary`: an edit without the content it replaced. */
+export type EditSummaryEntry = Omit<EditEntry, "prev_content" | "prev_rendered_content">;
+
+/**
+ * Appends `entry` to the edit history of each message of `ids`, and puts it
+ * first in their `edit_summary` (newest {@link EDIT_SUMMARY_LENGTH}, without
+ * content), in one statement.
+ */
 export async function appendEditHistory(
   tx: Tx,
   ids: readonly number[],
   entry: EditEntry,
 ): Promise<void> {
   if (ids.length === 0) return;
+  const { prev_content: _content, prev_rendered_content: _rendered, ...summary } = entry;
+  const newest = `$[0 to ${String(EDIT_SUMMARY_LENGTH - 1)}]`;
   await tx.q
     .updateTable("messages")
     .set({
       edit_history: sql`coalesce(edit_history, '[]'::jsonb) || ${JSON.stringify([entry])}::jsonb`,
+      edit_summary: sql`jsonb_path_query_array(
+        ${JSON.stringify([summary])}::jsonb || coalesce(edit_summary, '[]'::jsonb), ${newest}::jsonpath)`,
     })
     .where("id", "in", [...ids])
     .execute();
@@ -207,6 +221,7 @@ export function messageRows(tx: Tx, ids: readonly number[]) {
       "m.rendered_content",
       "m.date_sent",
       "m.last_edit_time",
+      sql<EditSummaryEntry[] | null>`m.edit_summary`.as("edit_summary"),
       "u.email as sender_email",
       "u.full_name as sender_full_name",
       "u.delivery_email as sender_delivery_email",
