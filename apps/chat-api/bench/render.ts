@@ -31,6 +31,8 @@ const context: RenderContext = {
     { pattern: "#(?P<id>[0-9]+)", url_template: "https://github.com/zulip/zulip/issues/{id}" },
     { pattern: "RFC(?P<rfc>[0-9]+)", url_template: "https://www.rfc-editor.org/rfc/rfc{rfc}" },
   ],
+  customEmoji: [],
+  translateEmoticons: false,
 };
 
 /** A message of exactly 1,000 characters with most of what people write. */

@@ -5,6 +5,7 @@ import express, { type ErrorRequestHandler, type RequestHandler } from "express"
 import helmet from "helmet";
 import { MAX_FORM_FIELDS, multipartForms } from "./lib/multipart";
 import type { Api } from "./lib/typed-endpoint";
+import { staticRoutes } from "./routes/static-files";
 import { fileRoutes } from "./routes/files";
 import { buildApi } from "./urls";
 import type { Services } from "./services";
@@ -142,6 +143,7 @@ export function createApp(
     run,
   );
   app.use(fileRoutes(services));
+  app.use(staticRoutes());
   app.use((_req, _res, next) => {
     next(new PathNotFoundError());
   });

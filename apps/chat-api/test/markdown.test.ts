@@ -20,6 +20,8 @@ interface Case {
   name: string;
   input: string;
   expected_output: string;
+  /** The author's `translate_emoticons` (Zulip's case field), off when absent. */
+  translate_emoticons?: boolean;
 }
 
 const fixture = JSON.parse(
@@ -47,7 +49,8 @@ describe("Zulip's Markdown test cases", () => {
   });
 
   it.each(cases.map((c) => [c.name, c] as const))("%s", (_name, c) => {
-    expect(renderMarkdown(c.input, EMPTY_CONTEXT).html).toBe(c.expected_output);
+    const context = { ...EMPTY_CONTEXT, translateEmoticons: c.translate_emoticons === true };
+    expect(renderMarkdown(c.input, context).html).toBe(c.expected_output);
   });
 });
 
@@ -68,11 +71,30 @@ const realm: RenderContext = {
     { pattern: "#1(?P<id>[0-9]+)", url_template: "https://never.example.com/{id}" },
     { pattern: "RFC(?P<rfc>[0-9]+)", url_template: "https://www.rfc-editor.org/rfc/rfc{rfc}" },
   ],
+  customEmoji: [{ name: "party_parrot", source_url: "/user_avatars/2/emoji/images/7.gif" }],
+  translateEmoticons: false,
 };
 
 const render = (content: string) => renderMarkdown(content, realm);
 
 describe("Zulip's syntax of the realm", () => {
+  it("shows the realm's custom emoji as Zulip's image, and unknown names as text", () => {
+    expect(render(":party_parrot: and :smile: but :parrot_party:").html).toBe(
+      '<p><img alt=":party_parrot:" class="emoji" src="/user_avatars/2/emoji/images/7.gif" title="party parrot"> and ' +
+        '<span aria-label="smile" class="emoji emoji-1f642" role="img" title="smile">:smile:</span> but :parrot_party:</p>',
+    );
+    // Not in code.
+    expect(render("`:party_parrot:`").html).toBe("<p><code>:party_parrot:</code></p>");
+  });
+
+  it("translates emoticons only for authors who turned translate_emoticons on", () => {
+    expect(render("Hi :) <3").html).toBe("<p>Hi :) &lt;3</p>");
+    expect(renderMarkdown("Hi :D <3", { ...realm, translateEmoticons: true }).html).toBe(
+      '<p>Hi <span aria-label="grinning" class="emoji emoji-1f600" role="img" title="grinning">:grinning:</span> ' +
+        '<span aria-label="heart" class="emoji emoji-2764" role="img" title="heart">:heart:</span></p>',
+    );
+  });
+
   it("mentions people by name or by id, silently or not; unknown names stay text", () => {
     const result = render(
       "@**King Hamlet|13** and @_**Othello, the Moor of Venice** and @**Nobody** and @**<b>Bold</b> Name**",

@@ -436,7 +436,7 @@ describe("POST and DELETE /api/v1/messages/{message_id}/reactions", () => {
       "tm",
       "keyboard",
       "interrobang",
-      "information_source",
+      "info",
       "joy",
     ];
     for (const name of names)
@@ -752,7 +752,7 @@ describe("POST /api/v1/users/me/status", () => {
     const events = await listen("othello", ["user_status"]);
     const set = await post("hamlet", "/users/me/status", {
       status_text: "  To be or not  ",
-      emoji_name: "thinking_face",
+      emoji_name: "thinking",
     });
     expect(set.status).toBe(200);
     expect(validate.status(set.body)).toEqual([]);
@@ -761,7 +761,7 @@ describe("POST /api/v1/users/me/status", () => {
     });
     expect((state.body.user_status as Record<string, unknown>)[String(id("hamlet"))]).toEqual({
       status_text: "To be or not",
-      emoji_name: "thinking_face",
+      emoji_name: "thinking",
       emoji_code: "1f914",
       reaction_type: "unicode_emoji",
     });
@@ -775,7 +775,7 @@ describe("POST /api/v1/users/me/status", () => {
         type: "user_status",
         user_id: id("hamlet"),
         status_text: "To be or not",
-        emoji_name: "thinking_face",
+        emoji_name: "thinking",
         emoji_code: "1f914",
         reaction_type: "unicode_emoji",
       },

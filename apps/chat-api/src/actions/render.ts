@@ -7,6 +7,7 @@ import { RateLimitedError } from "@repo/envelope";
 import { type RenderContext, type RenderResult, referencedNames } from "../lib/markdown";
 import { type Requester, render } from "../lib/render-pool";
 import { caselessEquals } from "../db/queries/text";
+import { userSettings } from "../lib/user-settings";
 
 /** Who renders: the realm, and the viewer whose channels a link may name. */
 export interface RenderAuthor {
@@ -28,7 +29,7 @@ export async function renderContext(
 ): Promise<RenderContext> {
   const names = referencedNames(content);
   const insensitive = (list: string[]) => list.map(caselessEquals);
-  const [people, groups, channels, linkifiers] = await Promise.all([
+  const [people, groups, channels, linkifiers, authorRow] = await Promise.all([
     names.people.length === 0 && names.ids.length === 0
       ? []
       : tx.prisma.user.findMany({
@@ -75,12 +76,21 @@ export async function renderContext(
       orderBy: [{ order: "asc" }, { id: "asc" }],
       select: { pattern: true, url_template: true },
     }),
+    // The author's translate_emoticons, when the content holds an emoticon.
+    !names.emoticons || author.id === undefined
+      ? null
+      : tx.prisma.user.findUnique({
+          where: { id: author.id },
+          select: { timezone: true, enable_drafts_synchronization: true, settings: true },
+        }),
   ]);
   return {
     people,
     groups: groups.flatMap((g) => (g.name === null ? [] : [{ id: g.id, name: g.name }])),
     channels,
     linkifiers,
+    customEmoji: [],
+    translateEmoticons: authorRow === null ? false : userSettings(authorRow).translate_emoticons,
   };
 }
 

@@ -7,6 +7,7 @@ import {
 } from "../actions/channel-settings";
 import { MAX_MESSAGE_LENGTH } from "../actions/messages";
 import { REPORT_TYPES } from "../actions/message-reports";
+import { emojiDataPath } from "../lib/emoji";
 import { type SystemGroupName, systemGroupIds } from "../actions/realm-creation";
 import { listLinkifiers, listProfileFields } from "../actions/realm-config";
 import { realmAuthenticationMethods } from "../lib/auth-methods";
@@ -193,7 +194,7 @@ export async function realmState(tx: Tx, config: Config, realm: Realm) {
     realm_zulip_update_announcements_stream_id: -1,
     server_avatar_changes_disabled: false,
     server_can_summarize_topics: false,
-    server_emoji_data_url: `${url}/static/generated/emoji/emoji_api.json`,
+    server_emoji_data_url: `${url}${emojiDataPath()}`,
     server_inline_image_preview: false,
     server_inline_url_embed_preview: false,
     server_jitsi_server_url: null,

@@ -6,6 +6,7 @@ import {
   type RenderResult,
   checkDeadline,
 } from "./markdown/context";
+import { emoticons, unicodeEmojiCode } from "./emoji";
 import { codeBlock, escapeText } from "./markdown/html";
 import { compileLinkifiers } from "./markdown/linkifiers";
 import {
@@ -277,18 +278,23 @@ export const EMPTY_CONTEXT: RenderContext = {
   groups: [],
   channels: [],
   linkifiers: [],
+  customEmoji: [],
+  translateEmoticons: false,
 };
 
 /**
  * The names (and ids, from `@**Name|id**`) a content may mention, the groups
- * it may mention and the channels it may link: what a render needs looked up
- * (at most 100 of each).
+ * it may mention, the channels it may link and the custom emoji it may show,
+ * and whether it holds an emoticon: what a render needs looked up (at most
+ * 100 of each).
  */
 export function referencedNames(content: string): {
   people: string[];
   ids: number[];
   groups: string[];
   channels: string[];
+  emoji: string[];
+  emoticons: boolean;
 } {
   const people: string[] = [];
   const ids: number[] = [];
@@ -303,11 +309,17 @@ export function referencedNames(content: string): {
   }
   const groups = [...content.matchAll(/@_?\*([^*\n]+)\*/g)].map((m) => m[1] ?? "");
   const channels = [...content.matchAll(/#\*\*([^*\n>]+)/g)].map((m) => m[1] ?? "");
+  // `:name:` that is not a unicode emoji's name may be a custom emoji's.
+  const emoji = [...content.matchAll(/:(?=([a-z0-9_+-]{1,60}):)/g)]
+    .map((m) => m[1] ?? "")
+    .filter((name) => unicodeEmojiCode(name) === undefined);
   const unique = <T>(list: T[]) => [...new Set(list.filter((n) => n !== ""))].slice(0, 100);
   return {
     people: unique(people),
     ids: unique(ids),
     groups: unique(groups),
     channels: unique(channels),
+    emoji: unique(emoji),
+    emoticons: [...emoticons().keys()].some((e) => content.includes(e)),
   };
 }

@@ -27,13 +27,26 @@ export interface Linkifier {
   url_template: string;
 }
 
-/** What a render may refer to: the realm's people, groups, channels and linkifiers. */
+/** A custom emoji of the realm a message may show: `:name:`. */
+export interface CustomEmoji {
+  name: string;
+  /** Where its image is served (`/user_avatars/{realm_id}/emoji/images/{file}`). */
+  source_url: string;
+}
+
+/**
+ * What a render may refer to: the realm's people, groups, channels,
+ * linkifiers and custom emoji, and whether the author has Zulip's
+ * `translate_emoticons` on (`:)` becomes the `smile` emoji).
+ */
 export interface RenderContext {
   /** People by lower-cased full name (several may share one), and by id. */
   people: readonly MentionablePerson[];
   groups: readonly { id: number; name: string }[];
   channels: readonly LinkableChannel[];
   linkifiers: readonly Linkifier[];
+  customEmoji: readonly CustomEmoji[];
+  translateEmoticons: boolean;
 }
 
 /** What a message's content says beyond its HTML: whom it mentions. */

@@ -1,5 +1,5 @@
 /** Core rules that make markdown-it's output Zulip's: emoji and linkifiers in text, link bounds, emphasis, lists, quotes. */
-import { emojiNameOfCode } from "../emoji";
+import { emojiNameOfCode, emoticons, unicodeEmojiCode } from "../emoji";
 import { type RenderEnv, type StateCore, type Token } from "./context";
 import { emojiSpan } from "./html";
 import { splitLinkified } from "./linkifiers";
@@ -47,8 +47,42 @@ export function textRule(state: StateCore): void {
   }
 }
 
-/** `text` as text tokens and emoji spans. */
+let emoticonRun: RegExp | undefined;
+
+/**
+ * Zulip's emoticons where it translates them: between the start or end of
+ * the text, white space, or one of `,.;?!()[]"'`; or one emoji run.
+ */
+function emojiOrEmoticon(): RegExp {
+  if (emoticonRun !== undefined) return emoticonRun;
+  const bound = `[,.;?!()\\[\\] "'\n\t]`;
+  const alternatives = [...emoticons().keys()]
+    .sort((a, b) => b.length - a.length)
+    .map((e) => e.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+    .join("|");
+  emoticonRun = new RegExp(
+    `(?<=^|${bound})(?:${alternatives})(?=$|${bound})|${EMOJI_RUN.source}`,
+    "gu",
+  );
+  return emoticonRun;
+}
+
+/** The emoji name and code of an emoji run or (translated) emoticon, if it is one. */
+function emojiOf(text: string, translate: boolean): { name: string; code: string } | undefined {
+  const emoticon = emoticons().get(text);
+  if (emoticon !== undefined) {
+    const code = translate ? unicodeEmojiCode(emoticon) : undefined;
+    return code === undefined ? undefined : { name: emoticon, code };
+  }
+  const code = codeOf(text);
+  const name = emojiNameOfCode(code);
+  return name === undefined ? undefined : { name, code };
+}
+
+/** `text` as text tokens and emoji spans (and emoticons as emoji, for those who translate them). */
 function emojified(state: StateCore, text: string): Token[] {
+  const env = state.env as unknown as RenderEnv;
+  const translate = env.context.translateEmoticons;
   const tokens: Token[] = [];
   let last = 0;
   const pushText = (content: string) => {
@@ -57,10 +91,10 @@ function emojified(state: StateCore, text: string): Token[] {
     token.content = content;
     tokens.push(token);
   };
-  for (const match of text.matchAll(EMOJI_RUN)) {
-    const code = codeOf(match[0]);
-    const name = emojiNameOfCode(code);
-    if (name === undefined) continue;
+  for (const match of text.matchAll(translate ? emojiOrEmoticon() : EMOJI_RUN)) {
+    const found = emojiOf(match[0], translate);
+    if (found === undefined) continue;
+    const { name, code } = found;
     pushText(text.slice(last, match.index));
     const span = new state.Token("zulip_html", "", 0);
     span.content = emojiSpan(name, code);

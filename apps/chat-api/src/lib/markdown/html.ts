@@ -32,6 +32,12 @@ export function codeBlock(code: string, language: string): string {
   return `<div class="codehilite"${lang}><pre><span></span><code>${escapeAttr(lines)}</code></pre></div>\n`;
 }
 
+/** Zulip's markup of an emoji that is an image (a custom emoji, or `:zulip:`). */
+export function emojiImage(name: string, src: string): string {
+  return `<img alt=":${escapeAttr(name)}:" class="emoji" src="${escapeAttr(src)}" title="${escapeAttr(name.replaceAll("_", " "))}">`;
+}
+
+/** Zulip's markup of a unicode emoji. */
 export function emojiSpan(name: string, code: string): string {
   const label = name.replaceAll("_", " ");
   return `<span aria-label="${escapeAttr(label)}" class="emoji emoji-${code}" role="img" title="${escapeAttr(label)}">:${escapeText(name)}:</span>`;

@@ -2,7 +2,7 @@
 import katex from "katex";
 import { unicodeEmojiCode } from "../emoji";
 import { type RenderEnv, type StateInline, WILDCARDS } from "./context";
-import { channelSlug, emojiSpan, escapeAttr, escapeText, hashEncode } from "./html";
+import { channelSlug, emojiImage, emojiSpan, escapeAttr, escapeText, hashEncode } from "./html";
 
 /** Inline rule: `@**Name**`, `@**Name|id**`, `@_**Name**`, wildcards, `@*group*`, `@_*group*`. */
 export function mentionRule(state: StateInline, silent: boolean): boolean {
@@ -69,9 +69,8 @@ export function channelLinkRule(state: StateInline, silent: boolean): boolean {
   return true;
 }
 
-/** The markup of `:zulip:`, Zulip's own emoji. */
-const ZULIP_EMOJI =
-  '<img alt=":zulip:" class="emoji" src="/static/generated/emoji/images/emoji/unicode/zulip.png" title="zulip">';
+/** Where Zulip's own emoji, `:zulip:`, is served. */
+export const ZULIP_EMOJI_URL = "/static/generated/emoji/images/emoji/unicode/zulip.png";
 
 /** Inline rule: `:name:` emoji. */
 export function emojiRule(state: StateInline, silent: boolean): boolean {
@@ -80,9 +79,13 @@ export function emojiRule(state: StateInline, silent: boolean): boolean {
   const match = /^:([a-z0-9_+-]+):/.exec(state.src.slice(start, start + 120));
   if (match === null) return false;
   const [whole = "", name = ""] = match;
-  if (name === "zulip") {
-    // Zulip's own emoji, an image served with its web app.
-    if (!silent) state.push("zulip_html", "", 0).content = ZULIP_EMOJI;
+  const env = state.env as unknown as RenderEnv;
+  // A custom emoji of the realm, then Zulip's own, then a unicode emoji (Zulip's order).
+  const custom = env.context.customEmoji.find((e) => e.name === name);
+  const image =
+    custom === undefined ? (name === "zulip" ? ZULIP_EMOJI_URL : undefined) : custom.source_url;
+  if (image !== undefined) {
+    if (!silent) state.push("zulip_html", "", 0).content = emojiImage(name, image);
     state.pos += whole.length;
     return true;
   }
