@@ -129,7 +129,8 @@ export function createApp(
     matches.set(req, dispatch.find(req.method, req.path, exchangeOf(res)));
     next();
   };
-  const isUpload = (req: IncomingMessage): boolean => matches.get(req)?.operation.upload === true;
+  const isUpload = (req: IncomingMessage): boolean =>
+    (matches.get(req)?.operation.upload ?? false) !== false;
   const run: RequestHandler = async (req, res) => {
     const found = matches.get(req);
     if (found === undefined) throw new PathNotFoundError();

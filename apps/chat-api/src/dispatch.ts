@@ -247,7 +247,7 @@ export function dispatcher(services: Services, api: Api) {
     if (user !== undefined) checkAccess(operation.access, user);
     const upload = operation.upload
       ? await receiveUpload(req, {
-          fileBytes: services.config.CHAT_MAX_UPLOAD_MIB * 1024 * 1024,
+          fileBytes: (operation.upload.maxMib ?? services.config.CHAT_MAX_UPLOAD_MIB) * 1024 * 1024,
           fieldBytes: services.config.CHAT_MAX_BODY_BYTES,
           directory: services.uploads.incoming,
         })

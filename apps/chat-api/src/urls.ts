@@ -148,6 +148,8 @@ export function buildApi(services: Services): Api {
     url("GET", "/server_settings", server.getServerSettings),
     url("PATCH", "/realm", realm.updateRealm),
     url("GET", "/realm/emoji", realm.getCustomEmoji),
+    url("POST", "/realm/emoji/{emoji_name}", realm.uploadCustomEmoji),
+    url("DELETE", "/realm/emoji/{emoji_name}", realm.deactivateCustomEmoji),
     url("GET", "/realm/linkifiers", realm.getLinkifiers),
     url("GET", "/realm/filters", realm.getLegacyFilters),
     url("POST", "/realm/filters", realm.addLinkifier),

@@ -78,6 +78,8 @@ const SQL_ONLY_INDEXES: Record<string, string> = {
     "CREATE UNIQUE INDEX alert_words_user_id_lower_word_key ON alert_words USING btree (user_id, lower((word)::text))",
   event_log_unsequenced_idx:
     "CREATE INDEX event_log_unsequenced_idx ON event_log USING btree (id) WHERE (seq IS NULL)",
+  custom_emoji_realm_id_name_live_key:
+    "CREATE UNIQUE INDEX custom_emoji_realm_id_name_live_key ON custom_emoji USING btree (realm_id, name) WHERE (NOT deactivated)",
   user_messages_unread_idx:
     "CREATE INDEX user_messages_unread_idx ON user_messages USING btree (user_id, message_id) WHERE ((flags & (1)::bigint) = 0)",
 };

@@ -12,6 +12,7 @@ import {
 } from "./support/server";
 import { type S3Mock, startS3Mock } from "./support/s3-mock";
 import { zulipResponseSchema } from "./support/zulip-schema";
+import { BOUNDARY, type Part, multipart } from "./support/multipart";
 
 /**
  * Uploads: POST /user_uploads receives one file into the store (a directory,
@@ -24,38 +25,6 @@ const validate = {
   upload: zulipResponseSchema("session", "/user_uploads", "post"),
   temporary: zulipResponseSchema("session", "/user_uploads/{realm_id_str}/{filename}", "get"),
 };
-
-interface Part {
-  name: string;
-  filename?: string;
-  type?: string;
-  data: string | Buffer;
-}
-
-const BOUNDARY = "----chat-test-boundary-7d93";
-
-/** A multipart/form-data body of `parts`. */
-function multipart(parts: readonly Part[]): { body: Buffer; headers: Record<string, string> } {
-  const chunks: Buffer[] = [];
-  for (const part of parts) {
-    const disposition =
-      part.filename === undefined
-        ? `form-data; name="${part.name}"`
-        : `form-data; name="${part.name}"; filename="${part.filename}"`;
-    const head = [`--${BOUNDARY}`, `Content-Disposition: ${disposition}`];
-    if (part.type !== undefined) head.push(`Content-Type: ${part.type}`);
-    chunks.push(
-      Buffer.from(`${head.join("\r\n")}\r\n\r\n`),
-      Buffer.from(part.data),
-      Buffer.from("\r\n"),
-    );
-  }
-  chunks.push(Buffer.from(`--${BOUNDARY}--\r\n`));
-  return {
-    body: Buffer.concat(chunks),
-    headers: { "content-type": `multipart/form-data; boundary=${BOUNDARY}` },
-  };
-}
 
 const file = (filename: string, data: string | Buffer, type = "text/plain"): Part => ({
   name: "file",

@@ -7,6 +7,7 @@ import { isUnicodeEmoji, isUnicodeEmojiCode, unicodeEmojiCode } from "../lib/emo
 import { checkCap } from "./caps";
 import { lockUser } from "../db/queries/users";
 import { activeHolders } from "../db/queries/user-messages";
+import { liveCustomEmoji } from "./custom-emoji";
 
 /** Zulip's kinds of reaction emoji. */
 export type ReactionType = "unicode_emoji" | "realm_emoji" | "zulip_extra_emoji";
@@ -24,19 +25,28 @@ export const MAX_REACTIONS_PER_USER_MESSAGE = 20;
 const missingEmoji = (name: string) => new JsonableError(`Emoji '${name}' does not exist`);
 
 /**
- * The emoji a request names, checked as Zulip checks it: a unicode emoji by
- * name (its code looked up) or by code with one of its names; Zulip's own
- * `zulip` emoji. This server has no custom (realm) emoji.
+ * The emoji a request names, checked as Zulip checks it: by name, the
+ * realm's live custom emoji first, then Zulip's own `zulip` emoji, then a
+ * unicode emoji (any of Zulip's names); by code, a unicode emoji with one of
+ * its names, or a live custom emoji (its id) with its name.
  */
-export function resolveEmoji(ref: EmojiRef): { name: string; code: string; type: ReactionType } {
-  const type = ref.reactionType ?? "unicode_emoji";
+export async function resolveEmoji(
+  tx: Tx,
+  realmId: number,
+  ref: EmojiRef,
+): Promise<{ name: string; code: string; type: ReactionType }> {
   const name = ref.emojiName;
+  const type =
+    ref.reactionType ??
+    (ref.emojiCode === undefined && name !== undefined
+      ? await typeOfName(tx, realmId, name)
+      : "unicode_emoji");
   if (type === "zulip_extra_emoji") {
     if ((name ?? "zulip") !== "zulip" || (ref.emojiCode ?? "zulip") !== "zulip")
       throw new JsonableError("Invalid emoji name.");
     return { name: "zulip", code: "zulip", type };
   }
-  if (type === "realm_emoji") throw missingEmoji(name ?? ref.emojiCode ?? "");
+  if (type === "realm_emoji") return customEmojiOf(tx, realmId, ref);
   if (ref.emojiCode !== undefined) {
     if (!isUnicodeEmojiCode(ref.emojiCode)) throw new JsonableError("Invalid emoji code.");
     if (name === undefined) return { name: ref.emojiCode, code: ref.emojiCode, type };
@@ -48,6 +58,39 @@ export function resolveEmoji(ref: EmojiRef): { name: string; code: string; type:
   const code = unicodeEmojiCode(name);
   if (code === undefined) throw missingEmoji(name);
   return { name, code, type };
+}
+
+/** What kind of emoji a name alone means: a live custom emoji's, else `zulip`, else unicode. */
+async function typeOfName(tx: Tx, realmId: number, name: string): Promise<ReactionType> {
+  if ((await liveCustomEmoji(tx, realmId, [name])).length > 0) return "realm_emoji";
+  return name === "zulip" ? "zulip_extra_emoji" : "unicode_emoji";
+}
+
+/** A live custom emoji of the realm, by code (its id, with its name) or by name. */
+async function customEmojiOf(
+  tx: Tx,
+  realmId: number,
+  ref: EmojiRef,
+): Promise<{ name: string; code: string; type: "realm_emoji" }> {
+  if (ref.emojiCode === undefined) {
+    const [found] = await liveCustomEmoji(
+      tx,
+      realmId,
+      ref.emojiName === undefined ? [] : [ref.emojiName],
+    );
+    if (found === undefined) throw missingEmoji(ref.emojiName ?? "");
+    return { name: found.name, code: String(found.id), type: "realm_emoji" };
+  }
+  const id = /^[0-9]{1,9}$/.test(ref.emojiCode) ? Number(ref.emojiCode) : undefined;
+  const emoji =
+    id === undefined
+      ? null
+      : await tx.prisma.customEmoji.findFirst({ where: { id, realm_id: realmId } });
+  if (emoji === null) throw new JsonableError("Invalid custom emoji.");
+  if (ref.emojiName !== undefined && emoji.name !== ref.emojiName)
+    throw new JsonableError("Invalid custom emoji name.");
+  if (emoji.deactivated) throw new JsonableError("This custom emoji has been deactivated.");
+  return { name: emoji.name, code: String(emoji.id), type: "realm_emoji" };
 }
 
 /** Who has message `messageId` (its recipients): the audience of its reaction events. */
@@ -73,7 +116,7 @@ export async function doReact(
     const audience = await messageAudience(tx, user, messageId);
     let emoji: { name: string; code: string; type: ReactionType };
     if (op === "add") {
-      emoji = resolveEmoji(ref);
+      emoji = await resolveEmoji(tx, user.realm_id, ref);
       // One reaction change at a time per user: the duplicate check and the cap hold.
       await lockUser(tx, user.id);
       const mine = await tx.prisma.reaction.findMany({
@@ -93,11 +136,12 @@ export async function doReact(
         },
       });
     } else {
-      const code =
-        ref.emojiCode ??
-        (ref.emojiName === undefined ? undefined : unicodeEmojiCode(ref.emojiName)) ??
-        (ref.emojiName === "zulip" ? "zulip" : undefined);
-      const type = ref.reactionType ?? (code === "zulip" ? "zulip_extra_emoji" : "unicode_emoji");
+      const named =
+        ref.emojiCode === undefined && ref.emojiName !== undefined
+          ? await resolveEmoji(tx, user.realm_id, ref).catch(() => undefined)
+          : undefined;
+      const code = ref.emojiCode ?? named?.code;
+      const type = ref.reactionType ?? named?.type ?? "unicode_emoji";
       const removed =
         code === undefined
           ? null

@@ -8,6 +8,7 @@ import { type RenderContext, type RenderResult, referencedNames } from "../lib/m
 import { type Requester, render } from "../lib/render-pool";
 import { caselessEquals } from "../db/queries/text";
 import { userSettings } from "../lib/user-settings";
+import { liveCustomEmoji } from "./custom-emoji";
 
 /** Who renders: the realm, and the viewer whose channels a link may name. */
 export interface RenderAuthor {
@@ -17,10 +18,11 @@ export interface RenderAuthor {
 }
 
 /**
- * What a content refers to, looked up in the realm: only the people, groups
- * and channels its `@**...**`, `@*...*` and `#**...**` name (none when it
- * names none), and the realm's linkifiers in their order. A private channel
- * is linked only for its subscribers.
+ * What a content refers to, looked up in the realm: only the people, groups,
+ * channels and custom emoji its `@**...**`, `@*...*`, `#**...**` and
+ * `:name:` name (none when it names none), the realm's linkifiers in their
+ * order, and the author's `translate_emoticons` when it holds an emoticon.
+ * A private channel is linked only for its subscribers.
  */
 export async function renderContext(
   tx: Tx,
@@ -29,7 +31,7 @@ export async function renderContext(
 ): Promise<RenderContext> {
   const names = referencedNames(content);
   const insensitive = (list: string[]) => list.map(caselessEquals);
-  const [people, groups, channels, linkifiers, authorRow] = await Promise.all([
+  const [people, groups, channels, linkifiers, authorRow, customEmoji] = await Promise.all([
     names.people.length === 0 && names.ids.length === 0
       ? []
       : tx.prisma.user.findMany({
@@ -83,13 +85,14 @@ export async function renderContext(
           where: { id: author.id },
           select: { timezone: true, enable_drafts_synchronization: true, settings: true },
         }),
+    liveCustomEmoji(tx, author.realm_id, names.emoji),
   ]);
   return {
     people,
     groups: groups.flatMap((g) => (g.name === null ? [] : [{ id: g.id, name: g.name }])),
     channels,
     linkifiers,
-    customEmoji: [],
+    customEmoji: customEmoji.map((e) => ({ name: e.name, source_url: e.source_url })),
     translateEmoticons: authorRow === null ? false : userSettings(authorRow).translate_emoticons,
   };
 }

@@ -57,7 +57,7 @@ export async function doSetStatus(
       ? undefined
       : change.emojiName === ""
         ? { name: "", code: "", type: "unicode_emoji" }
-        : resolveEmoji({
+        : await resolveEmoji(db, user.realm_id, {
             emojiName: change.emojiName,
             emojiCode: change.emojiCode,
             reactionType: change.reactionType,

@@ -6,6 +6,7 @@ import { EMPTY_TOPIC_DISPLAY_NAME } from "../actions/channel-lookups";
 import { channelViews } from "../actions/channel-view";
 import { listChannels } from "../actions/channels";
 import { listDrafts } from "../actions/drafts";
+import { listCustomEmoji } from "../actions/custom-emoji";
 import { listDevices } from "../push/registration";
 import {
   lastPresenceUpdateId,
@@ -163,7 +164,8 @@ export async function fetchInitialState(
     });
   if (wants("realm")) part(() => realmState(db, config, realm));
   if (wants("realm_bot")) part(async () => ({ realm_bots: await ownBots(db, user) }));
-  if (wants("realm_emoji")) part(() => Promise.resolve({ realm_emoji: {} }));
+  if (wants("realm_emoji"))
+    part(async () => ({ realm_emoji: await listCustomEmoji(db, realm.id) }));
   if (wants("realm_filters"))
     part(async () => ({ realm_filters: await listLegacyFilters(db, realm.id) }));
   if (wants("realm_linkifiers"))

@@ -145,6 +145,8 @@ const schema = z.object({
   CHAT_MAX_POLLS_PER_USER: z.coerce.number().int().min(1).default(20),
   /** Largest uploaded file (POST /user_uploads), in MiB: register's `max_file_upload_size_mib`. */
   CHAT_MAX_UPLOAD_MIB: z.coerce.number().int().min(1).max(2047).default(25),
+  /** Largest custom emoji image (POST /realm/emoji/{name}), in MiB. */
+  CHAT_MAX_EMOJI_MIB: z.coerce.number().int().min(1).max(25).default(1),
   /** Total size of the files one user may keep uploaded, in MiB. */
   CHAT_UPLOAD_QUOTA_MIB_PER_USER: z.coerce.number().int().min(1).default(1024),
   /**

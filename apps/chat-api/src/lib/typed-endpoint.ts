@@ -91,7 +91,8 @@ export interface Operation {
   deprecated: boolean;
   tag: string;
   bare: boolean;
-  upload: boolean;
+  /** Whether the body carries a file, and its largest size (MiB; CHAT_MAX_UPLOAD_MIB when undefined). */
+  upload: false | { maxMib: number | undefined };
   auth: "public" | "user";
   access: Access;
   params: Record<string, Param<unknown, unknown>>;
@@ -119,10 +120,10 @@ export interface EndpointSpec<
   bare?: boolean;
   /**
    * The body is `multipart/form-data` with one file, received (after
-   * authentication) into a temporary file within CHAT_MAX_UPLOAD_MIB and
-   * handed to the handler as `file`; other operations refuse files.
+   * authentication) into a temporary file within CHAT_MAX_UPLOAD_MIB (or
+   * `maxMib`) and handed to the handler as `file`; other operations refuse files.
    */
-  upload?: boolean;
+  upload?: true | { maxMib: number };
 }
 
 /**
@@ -200,7 +201,10 @@ export function url<P extends string>(
     params,
     deprecated: view.spec.deprecated ?? false,
     bare: view.spec.bare ?? false,
-    upload: view.spec.upload ?? false,
+    upload:
+      view.spec.upload === undefined
+        ? false
+        : { maxMib: view.spec.upload === true ? undefined : view.spec.upload.maxMib },
     auth: view.auth,
     access: view.access,
     handler: view.handler,

@@ -1,6 +1,7 @@
 import { pipeline } from "node:stream/promises";
 import { Router, type Response } from "express";
 import { fileHeaders, fileOfToken, lookupFile, viewerOf } from "../actions/uploads";
+import { customEmojiFile } from "../actions/custom-emoji";
 import { authenticate } from "../lib/auth";
 import { decodeSegment } from "../lib/typed-endpoint";
 import { exchangeOf } from "../dispatch";
@@ -23,7 +24,9 @@ function refuse(res: Response, status: 403 | 404): void {
  * - `GET /user_uploads/{path_id}`, with the viewer's API key (HTTP Basic), to
  *   those who may see the file (`actions/uploads.ts`);
  * - `GET /user_uploads/temporary/{token}/{filename}`, without authentication,
- *   for the minute a temporary URL lasts.
+ *   for the minute a temporary URL lasts;
+ * - `GET /user_avatars/{realm_id}/emoji/images/{file}`, custom emoji images,
+ *   without authentication.
  *
  * The file streams from the store to the client (never whole in memory);
  * HEAD answers the headers.
@@ -35,6 +38,7 @@ export function fileRoutes(services: Services): Router {
   const send = async (
     res: Response,
     file: { path_id: string; content_type: string },
+    headersOf: typeof fileHeaders = fileHeaders,
   ): Promise<void> => {
     const stored = await uploads.open(file.path_id);
     if (stored === undefined) {
@@ -42,7 +46,7 @@ export function fileRoutes(services: Services): Router {
       return;
     }
     // setHeaders, not res.set: Express would add a charset to the stored type.
-    res.status(200).setHeaders(new Map(Object.entries(fileHeaders(file, stored))));
+    res.status(200).setHeaders(new Map(Object.entries(headersOf(file, stored))));
     if (res.req.method === "HEAD") {
       stored.body.destroy();
       res.end();
@@ -67,6 +71,24 @@ export function fileRoutes(services: Services): Router {
     if (file === undefined) refuse(res, 404);
     else await send(res, file);
   });
+
+  // Custom emoji images: public (clients show them without credentials), and
+  // immutable (a new image is a new path).
+  router.get(
+    /^\/user_avatars\/(\d+\/emoji\/images\/[0-9a-f]+\.(?:png|gif|jpg|webp))$/,
+    async (req, res) => {
+      exchangeOf(res).route = "/user_avatars/{realm_id}/emoji/images/{file}";
+      res.set(await rateLimiter.consume("ip", req.ip ?? ""));
+      const emoji = await customEmojiFile(db, (req.params as Record<string, string>)[0] ?? "");
+      if (emoji === undefined) refuse(res, 404);
+      else
+        await send(res, emoji, (file, stored) => ({
+          "Content-Type": file.content_type,
+          "Content-Length": String(stored.size),
+          "Cache-Control": "public, max-age=31536000, immutable",
+        }));
+    },
+  );
 
   router.get(/^\/user_uploads\/(\d+\/.+)$/, async (req, res) => {
     exchangeOf(res).route = "/user_uploads/{path_id}";

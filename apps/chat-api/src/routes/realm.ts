@@ -2,6 +2,11 @@ import { z } from "zod";
 import { doReorderLinkifiers, doReorderProfileFields } from "../actions/realm-order";
 import { doSetModerationChannel } from "../actions/message-reports";
 import {
+  doAddCustomEmoji,
+  doDeactivateCustomEmoji,
+  listCustomEmoji,
+} from "../actions/custom-emoji";
+import {
   doAddLinkifier,
   doCreateProfileField,
   doRemoveLinkifier,
@@ -15,8 +20,8 @@ import type { Services } from "../services";
 
 const ids = z.array(z.int32());
 
-/** Organization settings, linkifiers and custom profile fields of the realm. */
-export function realmRoutes({ db, bus }: Services) {
+/** Organization settings, custom emoji, linkifiers and custom profile fields of the realm. */
+export function realmRoutes({ db, bus, config, uploads }: Services) {
   return {
     updateRealm: userEndpoint(
       {
@@ -163,8 +168,35 @@ export function realmRoutes({ db, bus }: Services) {
         tag: "server_and_organizations",
         params: {},
       },
-      // No custom emoji can be uploaded to this server: the realm's set is empty.
-      () => ({ emoji: {} }),
+      async ({ realm }) => ({ emoji: await listCustomEmoji(db, realm.id) }),
+    ),
+    uploadCustomEmoji: userEndpoint(
+      {
+        pathParams: ["emoji_name"],
+        operationId: "upload-custom-emoji",
+        summary: "Upload custom emoji",
+        tag: "server_and_organizations",
+        params: {},
+        upload: { maxMib: config.CHAT_MAX_EMOJI_MIB },
+      },
+      async ({ user, path, file }) => {
+        if (file === undefined) throw new Error("an upload operation without its file");
+        await doAddCustomEmoji(db, uploads, user, path.emoji_name, file);
+        return {};
+      },
+    ),
+    deactivateCustomEmoji: userEndpoint(
+      {
+        pathParams: ["emoji_name"],
+        operationId: "deactivate-custom-emoji",
+        summary: "Deactivate custom emoji",
+        tag: "server_and_organizations",
+        params: {},
+      },
+      async ({ user, path }) => {
+        await doDeactivateCustomEmoji(db, user, path.emoji_name);
+        return {};
+      },
     ),
   };
 }
