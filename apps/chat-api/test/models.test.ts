@@ -154,6 +154,25 @@ describe("round trips", () => {
     ).toBe(ids.verona);
   });
 
+  it("CustomEmoji: one live emoji per name in a realm, any number deactivated", async () => {
+    const emoji = (name: string, deactivated: boolean, n: number) =>
+      db.prisma.customEmoji.create({
+        data: {
+          realm_id: ids.realm,
+          name,
+          author_id: ids.hamlet,
+          path_id: `${String(ids.realm)}/emoji/images/model${String(n)}.png`,
+          content_type: "image/png",
+          deactivated,
+        },
+      });
+    await emoji("parrot", true, 1);
+    await emoji("parrot", true, 2);
+    const live = await emoji("parrot", false, 3);
+    expect(live).toMatchObject({ name: "parrot", deactivated: false, author_id: ids.hamlet });
+    await expect(emoji("parrot", false, 4)).rejects.toThrow();
+  });
+
   it("Attachment, with a unique path, linked to messages; ServerSecret, with bytes", async () => {
     const data = {
       realm_id: ids.realm,

@@ -205,8 +205,11 @@ export async function createChannel(
         folder_id: channel.folderId ?? null,
         creator_id: user.id,
         ...(settings as Record<`${ChannelGroupSetting}_id`, number>),
-        subscriptions: { create: subscribers.map((user_id) => ({ user_id })) },
       },
+    });
+    // One statement whatever the number of subscribers.
+    await tx.prisma.subscription.createMany({
+      data: subscribers.map((user_id) => ({ user_id, channel_id: created.id })),
     });
     if (
       channel.announce &&

@@ -1,6 +1,6 @@
 import type { Tx } from "../db/kysely";
 import type { Channel } from "../gen/prisma/client";
-import { sendEvent } from "../events/queue";
+import { sendEvent, sendEvents } from "../events/queue";
 import { subscriptionViews } from "./channel-view";
 import { channelAudience } from "./channels";
 
@@ -8,7 +8,10 @@ import { channelAudience } from "./channels";
  * Tells everyone concerned that `userIds` were subscribed to `channel`
  * (inside the transaction that subscribed them): each new subscriber's
  * clients get the subscription (`subscription` `add`, with subscribers),
- * everyone else who can see the channel gets `peer_add`.
+ * everyone else who can see the channel gets `peer_add`. New subscribers
+ * whose subscriptions look alike (the usual case: all of them) share one
+ * view and one event row, so the work does not grow with their number
+ * squared (each view lists every subscriber).
  */
 export async function announceSubscriptions(
   tx: Tx,
@@ -20,13 +23,27 @@ export async function announceSubscriptions(
     where: { channel_id: channel.id, user_id: { in: [...userIds] } },
     include: { channel: true },
   });
-  const views = await subscriptionViews(tx, rows, true);
-  for (const [i, row] of rows.entries())
-    await sendEvent(tx, [row.user_id], {
-      type: "subscription",
-      op: "add",
-      subscriptions: [views[i]],
-    });
+  const alike = new Map<string, { row: (typeof rows)[number]; userIds: number[] }>();
+  for (const row of rows) {
+    const { id: _id, user_id: userId, date_created: _date, channel: _channel, ...own } = row;
+    const key = JSON.stringify(own);
+    const group = alike.get(key);
+    if (group === undefined) alike.set(key, { row, userIds: [userId] });
+    else group.userIds.push(userId);
+  }
+  const groups = [...alike.values()];
+  const views = await subscriptionViews(
+    tx,
+    groups.map((g) => g.row),
+    true,
+  );
+  await sendEvents(
+    tx,
+    groups.map((group, i) => ({
+      userIds: group.userIds,
+      event: { type: "subscription", op: "add", subscriptions: [views[i]] },
+    })),
+  );
   const added = new Set(userIds);
   const peers = (await channelAudience(tx, channel)).filter((id) => !added.has(id));
   await sendEvent(tx, peers, {

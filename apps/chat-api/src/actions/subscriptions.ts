@@ -10,7 +10,7 @@ import { announceSubscriptions, announceUnsubscriptions } from "./subscription-e
 import { isGroupMember } from "./user-groups";
 import { sendEvent } from "../events/queue";
 import { findUsers } from "./user-lookup";
-import { existingChannelNames } from "../db/queries/channels";
+import { activateSubscriptions, existingChannelNames } from "../db/queries/channels";
 import { RENDER_TIMEOUT_MESSAGE } from "../lib/markdown";
 import { type RenderedAhead, renderAhead } from "./render";
 
@@ -125,23 +125,15 @@ async function subscribeIn(
       unauthorized.push(existing.name);
       continue;
     }
-    const added: number[] = [];
-    for (const target of targets) {
-      const current = await tx.prisma.subscription.findUnique({
-        where: { user_id_channel_id: { user_id: target, channel_id: existing.id } },
-      });
-      if (current?.active === true) {
-        record(result.already_subscribed, target, existing.name);
-        continue;
-      }
-      await tx.prisma.subscription.upsert({
-        where: { user_id_channel_id: { user_id: target, channel_id: existing.id } },
-        create: { user_id: target, channel_id: existing.id },
-        update: { active: true },
-      });
-      record(result.subscribed, target, existing.name);
-      added.push(target);
-    }
+    // One statement whatever the number of people.
+    const fresh = await activateSubscriptions(tx, existing.id, targets);
+    const added = targets.filter((target) => fresh.has(target));
+    for (const target of targets)
+      record(
+        fresh.has(target) ? result.subscribed : result.already_subscribed,
+        target,
+        existing.name,
+      );
     await announceSubscriptions(tx, existing, added);
   }
   return request.authorizationErrorsFatal ? result : { ...result, unauthorized };

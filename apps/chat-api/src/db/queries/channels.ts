@@ -218,3 +218,22 @@ export async function topicPolicyExists(
     .executeTakeFirst();
   return row !== undefined;
 }
+
+/**
+ * Subscribes `userIds` to channel `channelId` in one statement: new rows, or
+ * inactive ones made active again. Answers who was not subscribed before
+ * (the rest already were).
+ */
+export async function activateSubscriptions(
+  tx: Tx,
+  channelId: number,
+  userIds: readonly number[],
+): Promise<Set<number>> {
+  if (userIds.length === 0) return new Set();
+  const result = await sql<{ user_id: number }>`
+    INSERT INTO subscriptions (user_id, channel_id)
+    SELECT t.user_id, ${channelId}::int FROM unnest(${[...new Set(userIds)]}::int[]) AS t(user_id)
+    ON CONFLICT (user_id, channel_id) DO UPDATE SET active = true WHERE subscriptions.active = false
+    RETURNING user_id`.execute(tx.q);
+  return new Set(result.rows.map((r) => r.user_id));
+}
