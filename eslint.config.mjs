@@ -2,6 +2,45 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
+/** The top-level wiring modules of chat-api's src/: only the layers' callers. */
+const WIRING = ["app", "server", "urls", "dispatch", "poll-lane", "services", "index", "dev-start"];
+
+/** HTTP parsing: the endpoint layer's, never below it. */
+const HTTP_ONLY = ["**/lib/params", "**/lib/typed-endpoint", "**/lib/multipart"];
+
+/**
+ * ESLint configs that keep chat-api's layers: for each folder, the folders
+ * above it (and the wiring modules, express and HTTP parsing) it may not import.
+ */
+function chatLayers(layers) {
+  return layers.map(([folder, above]) => ({
+    files: [`apps/chat-api/src/${folder}/**/*.ts`],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: [{ name: "express", message: "Below routes, nothing knows of HTTP." }],
+          patterns: [
+            {
+              group: above.map((name) => `**/${name}/*`),
+              message: `src/${folder} is below ${above.join(", ")}: imports run down only (docs/development.md).`,
+            },
+            {
+              group: WIRING.map((name) => `**/../${name}`),
+              message: "The wiring modules of src/ call the layers, not the other way round.",
+            },
+            {
+              group: HTTP_ONLY,
+              message:
+                "Below routes, code receives typed values; parsing belongs to the endpoint layer.",
+            },
+          ],
+        },
+      ],
+    },
+  }));
+}
+
 export default tseslint.config(
   {
     ignores: ["**/dist/**", "**/src/gen/**", "**/coverage/**", "**/node_modules/**", "**/.data/**"],
@@ -85,34 +124,17 @@ export default tseslint.config(
       ],
     },
   },
-  {
-    files: [
-      "apps/chat-api/src/actions/**/*.ts",
-      "apps/chat-api/src/events/**/*.ts",
-      "apps/chat-api/src/push/**/*.ts",
-      "apps/chat-api/src/db/**/*.ts",
-    ],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        {
-          paths: [{ name: "express", message: "Actions know nothing of HTTP." }],
-          patterns: [
-            {
-              group: [
-                "**/lib/params",
-                "**/lib/typed-endpoint",
-                "**/lib/multipart",
-                "**/routes/*",
-                "**/urls",
-              ],
-              message: "Actions receive typed values; parsing belongs to the endpoint layer.",
-            },
-          ],
-        },
-      ],
-    },
-  },
+  // chat-api's folders are its layers, top to bottom (docs/development.md):
+  // src/*.ts (wiring), cli, routes, register, actions and push, realtime, db,
+  // lib. An import runs down only; each layer below routes also knows nothing
+  // of HTTP. (lib still holds database-backed caches: issue 49's next step.)
+  ...chatLayers([
+    ["register", ["routes", "cli"]],
+    ["actions", ["register", "routes", "cli"]],
+    ["push", ["register", "routes", "cli"]],
+    ["realtime", ["actions", "push", "register", "routes", "cli"]],
+    ["db", ["realtime", "actions", "push", "register", "routes", "cli"]],
+  ]),
   {
     files: ["**/*.js", "**/*.mjs", "**/*.cjs"],
     ...tseslint.configs.disableTypeChecked,

@@ -16,7 +16,7 @@ import { isDeepStrictEqual } from "node:util";
 import { createDatabase } from "../src/db/database";
 import { kyselyOver } from "../src/db/kysely";
 import { migrate } from "../src/db/migrate";
-import { seedDemoRealm } from "../src/db/seed";
+import { seedDemoRealm } from "../src/cli/demo-data";
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const DOCS = join(__dirname, "../../../docs/benchmarks.md");

@@ -1,4 +1,4 @@
-import { seedDemoRealm } from "./db/seed";
+import { seedDemoRealm } from "./cli/demo-data";
 import type { Services } from "./services";
 
 /** Development start, before listening: seeds the demo realm into a database that has no realm. */

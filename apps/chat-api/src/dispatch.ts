@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { JsonableError, renderError, renderSuccess } from "@repo/envelope";
 import type { Logger } from "pino";
 import { databaseUnavailableError, isDatabaseUnavailable } from "./db/unavailable";
-import type { Client } from "./events/polls";
+import type { Client } from "./realtime/polls";
 import { type AuthedUser, authenticate } from "./lib/auth";
 import { stringify } from "./lib/json-text";
 import type { AppMetrics } from "./lib/metrics";

@@ -5,7 +5,7 @@ import type { Logger } from "pino";
 import { createApp } from "./app";
 import { deliverDueReminders } from "./actions/reminders";
 import { deleteExpiredMessages } from "./actions/retention";
-import { collectIdleQueues } from "./events/queue";
+import { collectIdleQueues } from "./realtime/queue";
 import { closeRenderPool } from "./lib/render-pool";
 import type { Api } from "./lib/typed-endpoint";
 import type { Services } from "./services";

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { Database } from "./db/database";
-import { EventHub } from "./events/hub";
+import { EventHub } from "./realtime/hub";
 import { AuthCache } from "./lib/auth";
 import { CacheBus } from "./lib/cache-bus";
 import { type Config, renderSettings } from "./lib/config";

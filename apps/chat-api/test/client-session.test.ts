@@ -1,4 +1,4 @@
-import { DEMO_PASSWORD } from "../src/db/seed";
+import { DEMO_PASSWORD } from "../src/cli/demo-data";
 import { type TestServer, channelIds, startTestServer } from "./support/server";
 import { eventsSchema, registerSchema, zulipResponseSchema } from "./support/zulip-schema";
 

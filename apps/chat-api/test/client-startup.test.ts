@@ -1,4 +1,4 @@
-import { DEMO_PASSWORD } from "../src/db/seed";
+import { DEMO_PASSWORD } from "../src/cli/demo-data";
 import { doSetPassword } from "../src/actions/accounts";
 import {
   type Cast,

@@ -1,4 +1,4 @@
-import { collectIdleQueues } from "../src/events/queue";
+import { collectIdleQueues } from "../src/realtime/queue";
 import { type TestDatabase, freshDatabase } from "./support/database";
 import { type Cast, type TestServer, apiError, loadCast, startTestServer } from "./support/server";
 import { REGISTER_STATE_TYPES, registerSchema, zulipResponseSchema } from "./support/zulip-schema";

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { DEMO_PASSWORD } from "../src/db/seed";
-import { collectIdleQueues } from "../src/events/queue";
+import { DEMO_PASSWORD } from "../src/cli/demo-data";
+import { collectIdleQueues } from "../src/realtime/queue";
 import {
   APP_REGISTER,
   eventProblems,

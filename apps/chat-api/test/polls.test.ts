@@ -1,10 +1,10 @@
 /**
- * The long-polls of a replica (`src/events/polls.ts`): a wake reaches every
+ * The long-polls of a replica (`src/realtime/polls.ts`): a wake reaches every
  * poll whose queue asked for the event's type, a slice of polls per turn of
  * the event loop, so that a message to a thousand queues lets other work run
  * between the slices.
  */
-import { Polls } from "../src/events/polls";
+import { Polls } from "../src/realtime/polls";
 
 /** Resolves after the event loop's next check phase (what setImmediate queued before runs first). */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));

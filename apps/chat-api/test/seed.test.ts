@@ -1,6 +1,6 @@
 import type { Database } from "../src/db/database";
 import { SYSTEM_GROUPS } from "../src/actions/realm-creation";
-import { DEMO_PEOPLE, seedDemoRealm } from "../src/db/seed";
+import { DEMO_PEOPLE, seedDemoRealm } from "../src/cli/demo-data";
 import { Role } from "../src/lib/roles";
 import { freshDatabase } from "./support/database";
 

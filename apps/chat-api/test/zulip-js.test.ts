@@ -1,5 +1,5 @@
 import zulipInit from "zulip-js";
-import { DEMO_PASSWORD } from "../src/db/seed";
+import { DEMO_PASSWORD } from "../src/cli/demo-data";
 import { type Cast, type TestServer, loadCast, startTestServer } from "./support/server";
 import { zulipResponseSchema } from "./support/zulip-schema";
 

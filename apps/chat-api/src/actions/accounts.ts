@@ -1,22 +1,32 @@
+import { codePoints } from "../lib/text";
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { randomInt } from "node:crypto";
 import { ErrorCode, JsonableError, UnauthorizedError } from "@repo/envelope";
-import { realmAudience, sendEvent } from "../events/queue";
+import { realmAudience, sendEvent } from "../realtime/queue";
 import type { CacheChange } from "../lib/cache-bus";
 import type { AuthedUser } from "../lib/auth";
-import type { Services } from "../services";
+import type { DatabaseAndBus } from "../lib/cache-bus";
 import type { Realm } from "../gen/prisma/client";
 import { Role, isAdministrator } from "../lib/roles";
 import { z } from "zod";
-import { checkFullName } from "./bots";
 import { announceSubscriptions } from "./subscription-events";
 import { userView } from "./user-view";
 import { GROUP_OF_ROLE } from "./realm-creation";
 import { accountByDeliveryEmail, addressTaken, setPasswordHash } from "../db/queries/users";
 import { MAX_PASSWORD_LENGTH, checkPassword, hashPassword } from "../lib/passwords";
 
-type Deps = Pick<Services, "db" | "bus">;
+/** Zulip's full-name rules, with its messages. */
+export function checkFullName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed === "") throw new JsonableError("Name too short!");
+  if (codePoints(trimmed) > 100) throw new JsonableError("Name too long!");
+  if (/[\p{Cc}\p{Cs}\p{Cn}*`\\>"@]/u.test(trimmed))
+    throw new JsonableError("Invalid characters in name!");
+  return trimmed;
+}
+
+type Deps = DatabaseAndBus;
 
 /** Zulip's bot types. */
 export const BotType = {

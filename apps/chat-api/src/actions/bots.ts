@@ -1,10 +1,9 @@
 import type { Database } from "../db/database";
 import { InsufficientPermissionError, JsonableError } from "@repo/envelope";
-import type { Services } from "../services";
+import type { DatabaseAndBus } from "../lib/cache-bus";
 import { isAdministrator } from "../lib/roles";
-import { BotType, createAccount, doRegenerateApiKey } from "./accounts";
+import { BotType, checkFullName, createAccount, doRegenerateApiKey } from "./accounts";
 import type { AuthedUser } from "../lib/auth";
-import { codePoints } from "../lib/text";
 import { hasRealmPermission } from "./user-groups";
 import { caselessEquals } from "../db/queries/text";
 
@@ -13,16 +12,6 @@ export interface NewBot {
   fullName: string;
   shortName: string;
   botType: number;
-}
-
-/** Zulip's full-name rules, with its messages. */
-export function checkFullName(name: string): string {
-  const trimmed = name.trim();
-  if (trimmed === "") throw new JsonableError("Name too short!");
-  if (codePoints(trimmed) > 100) throw new JsonableError("Name too long!");
-  if (/[\p{Cc}\p{Cs}\p{Cn}*`\\>"@]/u.test(trimmed))
-    throw new JsonableError("Invalid characters in name!");
-  return trimmed;
 }
 
 /**
@@ -74,7 +63,7 @@ export async function doCreateBot(
  * working at once on every replica. Returns the new key.
  */
 export async function doRegenerateBotApiKey(
-  services: Pick<Services, "db" | "bus">,
+  services: DatabaseAndBus,
   realmId: number,
   user: AuthedUser,
   botId: number,

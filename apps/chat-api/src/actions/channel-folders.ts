@@ -1,4 +1,4 @@
-import { realmAudience, sendEvent, sendEvents } from "../events/queue";
+import { realmAudience, sendEvent, sendEvents } from "../realtime/queue";
 import type { Database } from "../db/database";
 import type { Tx } from "../db/kysely";
 import { lockOrderedRows, setRowOrder } from "../db/queries/realms";

@@ -6,7 +6,7 @@ import {
   OrganizationOwnerRequiredError,
 } from "@repo/envelope";
 import type { TopicsPolicy } from "../gen/prisma/client";
-import { sendEvent } from "../events/queue";
+import { sendEvent } from "../realtime/queue";
 import type { AuthedUser } from "../lib/auth";
 import { type GroupSettingValue, readGroupSetting, storeGroupSetting } from "../lib/group-setting";
 import { renderAhead } from "./render";

@@ -2,7 +2,8 @@ import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
 import type { Channel } from "../gen/prisma/client";
-import { type ChatEvent, sendEvent } from "../events/queue";
+import type { ChatEvent } from "../realtime/event";
+import { sendEvent } from "../realtime/queue";
 import type { AuthedUser } from "../lib/auth";
 import { Role, isAdministrator, isGuest } from "../lib/roles";
 import {

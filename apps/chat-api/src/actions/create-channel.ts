@@ -24,7 +24,7 @@ import {
 } from "./channel-settings";
 import { channelAudience } from "./channels";
 import { channelViews } from "./channel-view";
-import { sendEvent } from "../events/queue";
+import { sendEvent } from "../realtime/queue";
 
 /** What POST /channels/create asks for, parsed. */
 export interface NewChannel {

@@ -4,7 +4,7 @@ import { JsonableError } from "@repo/envelope";
 import { imageSize } from "image-size";
 import type { Database } from "../db/database";
 import type { Tx } from "../db/kysely";
-import { realmAudience, sendEvent } from "../events/queue";
+import { realmAudience, sendEvent } from "../realtime/queue";
 import type { CustomEmoji } from "../gen/prisma/client";
 import type { AuthedUser } from "../lib/auth";
 import { unicodeEmojiCode } from "../lib/emoji";

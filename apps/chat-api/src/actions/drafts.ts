@@ -6,7 +6,7 @@ import { z } from "zod";
 import type { Draft, DraftType } from "../gen/prisma/client";
 import type { Database } from "../db/database";
 import { draftCheck, updateDraft } from "../db/queries/drafts";
-import { sendEvent } from "../events/queue";
+import { sendEvent } from "../realtime/queue";
 import type { AuthedUser } from "../lib/auth";
 import { checkChannelVisible } from "./channels";
 

@@ -8,7 +8,7 @@ import {
   setFlagWithEvent,
 } from "../db/queries/flags";
 import type { NewEvent } from "../db/queries/events";
-import { logRows, sendEvent } from "../events/queue";
+import { logRows, sendEvent } from "../realtime/queue";
 import type { AuthedUser } from "../lib/auth";
 import { MENTION_FLAGS, MESSAGE_FLAGS, type MessageFlag } from "../lib/message-flags";
 import { accessChannelById } from "./channels";

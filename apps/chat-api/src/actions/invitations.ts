@@ -11,7 +11,7 @@ import {
 import type { Logger } from "pino";
 import { z } from "zod";
 import type { Invitation, ReusableInvitation } from "../gen/prisma/client";
-import { sendEvent } from "../events/queue";
+import { sendEvent } from "../realtime/queue";
 import type { AuthedUser } from "../lib/auth";
 import { Role, isAdministrator, isOwner } from "../lib/roles";
 import { accessChannelById } from "./channels";

@@ -3,7 +3,7 @@ import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { ErrorCode, JsonableError } from "@repo/envelope";
 import type { Channel, Message } from "../gen/prisma/client";
-import { sendEvent, sendEvents } from "../events/queue";
+import { sendEvent, sendEvents } from "../realtime/queue";
 import {
   type EditEntry,
   appendEditHistory,
@@ -18,7 +18,7 @@ import { CONTENT_FLAGS, MESSAGE_FLAGS, usersByFlags } from "../lib/message-flags
 import { Role, isAdministrator, isGuest } from "../lib/roles";
 import { checkContent, checkTopic } from "./messages";
 import { channelToPostTo, checkTopicPolicy } from "./channel-posting";
-import { type Move, sendMoveNotices } from "./move-notices";
+import { type Move, type PropagateMode, sendMoveNotices } from "./move-notices";
 import { contentFlags, renderAhead } from "./render";
 import { linkMessageFiles } from "./uploads";
 import { isGroupMember } from "./user-groups";
@@ -38,9 +38,6 @@ export const MAX_EDITS_PER_MESSAGE = 1000;
  * them all, well within PostgreSQL's 65,535 parameters.
  */
 export const MAX_MOVED_MESSAGES = 5000;
-
-/** Which messages a topic change takes along (Zulip's `propagate_mode`). */
-export type PropagateMode = "change_one" | "change_later" | "change_all";
 
 /** The caller's message `messageId` with its channel, and who has it; `Invalid message(s)` else. */
 export async function accessMessage(tx: Tx, user: AuthedUser, messageId: number) {

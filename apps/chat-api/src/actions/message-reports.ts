@@ -1,6 +1,6 @@
 import { JsonableError, RateLimitedError } from "@repo/envelope";
 import type { Database } from "../db/database";
-import { realmAudience, sendEvent } from "../events/queue";
+import { realmAudience, sendEvent } from "../realtime/queue";
 import type { AuthedUser } from "../lib/auth";
 import type { CacheBus } from "../lib/cache-bus";
 import { codePoints } from "../lib/text";

@@ -2,8 +2,8 @@ import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
 import type { Channel } from "../gen/prisma/client";
-import { logRows } from "../events/queue";
-import type { MessageSource } from "../events/shape";
+import { logRows } from "../realtime/queue";
+import type { MessageSource } from "../realtime/shape";
 import type { AuthedUser } from "../lib/auth";
 import { codePoints } from "../lib/text";
 import { MESSAGE_FLAGS, usersByFlags } from "../lib/message-flags";
@@ -194,7 +194,7 @@ async function composeMessage(
     { clientGravatar: true, applyMarkdown: true },
   );
   // Each queue gets the content as it asked (HTML or Markdown) and avatars as
-  // it asked: the stored event carries both forms (events/shape.ts).
+  // it asked: the stored event carries both forms (realtime/shape.ts).
   const source: MessageSource = {
     content,
     avatar_url: gravatarUrl(sender.delivery_email),

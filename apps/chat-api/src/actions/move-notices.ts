@@ -3,9 +3,20 @@ import { receivedInTopic } from "../db/queries/user-messages";
 import type { Channel } from "../gen/prisma/client";
 import type { AuthedUser } from "../lib/auth";
 import { channelSlug, hashEncode } from "../lib/markdown";
-import type { MessageEdit, PropagateMode } from "./message-edits";
 import { insertMessage } from "./messages";
 import { RESOLVED_TOPIC_PREFIX } from "./narrow-conditions";
+
+/** Which messages a topic change takes along (Zulip's `propagate_mode`). */
+export type PropagateMode = "change_one" | "change_later" | "change_all";
+
+/** What an edit says of its move's notices (a `MessageEdit` has these). */
+export interface MoveNoticeChoice {
+  /** Whether the notification bot tells the old and the new topic of a move. */
+  notifyOldThread: boolean;
+  notifyNewThread: boolean;
+  /** The realm's URL, for the link to a moved message in a notice. */
+  realmUrl: string;
+}
 
 /** Where a move takes messages from and to. */
 export interface Move {
@@ -36,7 +47,7 @@ export async function sendMoveNotices(
   tx: Tx,
   user: AuthedUser,
   move: Move,
-  edit: MessageEdit,
+  edit: MoveNoticeChoice,
   firstId: number,
 ): Promise<void> {
   const bot = await tx.prisma.user.findFirst({

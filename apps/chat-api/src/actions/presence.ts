@@ -1,6 +1,6 @@
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
-import { realmAudience, sendEvent } from "../events/queue";
+import { realmAudience, sendEvent } from "../realtime/queue";
 import type { AuthedUser } from "../lib/auth";
 import { JsonText } from "../lib/json-text";
 import type { PresenceBoards } from "../lib/presence-boards";

@@ -3,7 +3,7 @@ import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
 import { z } from "zod";
 import { Prisma } from "../gen/prisma/client";
-import { realmAudience, sendEvent } from "../events/queue";
+import { realmAudience, sendEvent } from "../realtime/queue";
 import { codePoints } from "../lib/text";
 
 /** Whether `error` is PostgreSQL's unique violation, as Prisma reports it. */

@@ -4,7 +4,7 @@ import { JsonableError, ResourceNotFoundError } from "@repo/envelope";
 import { checkCap } from "./caps";
 import type { Reminder } from "../gen/prisma/client";
 import { checkPlain, renderPlain } from "../lib/render";
-import { sendEvent } from "../events/queue";
+import { sendEvent } from "../realtime/queue";
 import type { AuthedUser } from "../lib/auth";
 import { codePoints } from "../lib/text";
 import { insertMessage } from "./messages";

@@ -3,7 +3,7 @@ import type { Database } from "../db/database";
 import { JsonableError, ResourceNotFoundError } from "@repo/envelope";
 import { checkCap } from "./caps";
 import type { SavedSnippet } from "../gen/prisma/client";
-import { sendEvent } from "../events/queue";
+import { sendEvent } from "../realtime/queue";
 import type { AuthedUser } from "../lib/auth";
 import { codePoints } from "../lib/text";
 

@@ -1,10 +1,10 @@
 import { JsonableError } from "@repo/envelope";
 import type { Prisma } from "../gen/prisma/client";
-import { realmAudience, sendEvent } from "../events/queue";
+import { realmAudience, sendEvent } from "../realtime/queue";
 import type { AuthedUser } from "../lib/auth";
 import { SETTING_RULES, type SettingValue, userSettings } from "../lib/user-settings";
-import { checkFullName } from "./bots";
-import type { Services } from "../services";
+import { checkFullName } from "./accounts";
+import type { DatabaseAndBus } from "../lib/cache-bus";
 
 /** Settings kept in columns of `users` rather than in its `settings` object. */
 const COLUMNS = new Set(["timezone", "enable_drafts_synchronization"]);
@@ -56,7 +56,7 @@ function checkSetting(name: string, value: SettingValue): SettingValue {
  * realm as `realm_user` `update`.
  */
 export async function doUpdateSettings(
-  { db, bus }: Pick<Services, "db" | "bus">,
+  { db, bus }: DatabaseAndBus,
   user: AuthedUser,
   changes: Record<string, SettingValue>,
   fullName: string | undefined,

@@ -1,6 +1,6 @@
 import type { Tx } from "../db/kysely";
 import type { Channel } from "../gen/prisma/client";
-import { sendEvent, sendEvents } from "../events/queue";
+import { sendEvent, sendEvents } from "../realtime/queue";
 import { subscriptionViews } from "./channel-view";
 import { channelAudience } from "./channels";
 

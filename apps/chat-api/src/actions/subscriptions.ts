@@ -8,7 +8,7 @@ import { type NewChannel, checkChannelName, createChannel } from "./create-chann
 import { canSee, channelByName, isSubscribed } from "./channels";
 import { announceSubscriptions, announceUnsubscriptions } from "./subscription-events";
 import { isGroupMember } from "./user-groups";
-import { sendEvent } from "../events/queue";
+import { sendEvent } from "../realtime/queue";
 import { findUsers } from "./user-lookup";
 import { activateSubscriptions, existingChannelNames } from "../db/queries/channels";
 import { RENDER_TIMEOUT_MESSAGE } from "../lib/markdown";

@@ -1,7 +1,7 @@
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
 import { channelSubscriberIds } from "../db/queries/channels";
-import { sendEvent } from "../events/queue";
+import { sendEvent } from "../realtime/queue";
 import type { AuthedUser } from "../lib/auth";
 import { accessChannelById } from "./channels";
 import { findUsers } from "./user-lookup";

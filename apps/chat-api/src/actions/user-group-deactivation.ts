@@ -1,4 +1,4 @@
-import { realmAudience, sendEvent } from "../events/queue";
+import { realmAudience, sendEvent } from "../realtime/queue";
 import type { Database } from "../db/database";
 import { ErrorCode, InsufficientPermissionError, JsonableError } from "@repo/envelope";
 import { CHANNEL_GROUP_SETTINGS } from "./channel-settings";

@@ -1,7 +1,7 @@
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { InsufficientPermissionError, JsonableError } from "@repo/envelope";
-import { realmAudience, sendEvent, sendEvents } from "../events/queue";
+import { realmAudience, sendEvent, sendEvents } from "../realtime/queue";
 import type { UserGroup } from "../gen/prisma/client";
 import { advisoryLock, withSubgroups } from "../db/queries/user-groups";
 import { isGroupMember } from "./user-groups";

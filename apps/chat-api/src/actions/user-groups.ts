@@ -1,7 +1,7 @@
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { InsufficientPermissionError, JsonableError } from "@repo/envelope";
-import { realmAudience, sendEvent } from "../events/queue";
+import { realmAudience, sendEvent } from "../realtime/queue";
 import { systemGroupIds } from "./realm-creation";
 import { type GroupSettingValue, readGroupSettings, storeGroupSetting } from "../lib/group-setting";
 import { groupMembership } from "../db/queries/user-groups";

@@ -1,6 +1,6 @@
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
-import { sendEvent } from "../events/queue";
+import { sendEvent } from "../realtime/queue";
 import { activeHolders } from "../db/queries/user-messages";
 import { insertSubmessage, widgetState } from "../db/queries/submessages";
 import type { AuthedUser } from "../lib/auth";

@@ -1,7 +1,14 @@
 import type { Tx } from "../db/kysely";
+import type { Database } from "../db/database";
 import type { Logger } from "pino";
 import type { SqlRunner } from "../db/sql";
 import { notify } from "../db/queries/events";
+
+/** The database and the cache bus: what an action that changes cached rows needs. */
+export interface DatabaseAndBus {
+  db: Database;
+  bus: CacheBus;
+}
 
 /** What changed, so every replica can drop what it cached about it. */
 export type CacheChange = { user: number } | { realm: number };

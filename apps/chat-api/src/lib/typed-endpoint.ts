@@ -12,7 +12,7 @@ import type { AuthedUser } from "./auth";
 import type { ReceivedFile } from "./upload-body";
 import { isAdministrator, isGuest, isOwner } from "./roles";
 import { type Param, type ParamValues, isIntPath, jsonDepth } from "./params";
-import type { Client } from "../events/polls";
+import type { Client } from "../realtime/polls";
 
 /** HTTP methods operations use. */
 export type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";

@@ -4,7 +4,7 @@ import { ErrorCode, JsonableError, RequestVariableMissingError } from "@repo/env
 import type { Logger } from "pino";
 import type { PushTokenKind } from "../gen/prisma/client";
 import { checkCap } from "../actions/caps";
-import { sendEvent } from "../events/queue";
+import { sendEvent } from "../realtime/queue";
 import type { Tx } from "../db/kysely";
 import type { PushRegistration } from "../gen/prisma/client";
 import type { AuthedUser } from "../lib/auth";

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { MAX_HISTORY_DAYS } from "../actions/presence";
-import { fetchInitialState } from "../events/initial-state";
-import { createQueue, deleteQueue, pollEvents, queueTimeoutSeconds } from "../events/queue";
+import { fetchInitialState } from "../register/initial-state";
+import { createQueue, deleteQueue, pollEvents, queueTimeoutSeconds } from "../realtime/queue";
 import { jsonArray } from "../lib/json-text";
 import { bool, int, json, str } from "../lib/params";
 import { userEndpoint } from "../lib/typed-endpoint";

@@ -10,7 +10,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { createDatabase, type Database } from "../../src/db/database";
 import { migrate } from "../../src/db/migrate";
-import { seedDemoRealm } from "../../src/db/seed";
+import { seedDemoRealm } from "../../src/cli/demo-data";
 import {
   TEST_PGLITE_SHARED_BUFFERS,
   type TemplateState,

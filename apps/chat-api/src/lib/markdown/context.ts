@@ -1,7 +1,7 @@
 /** What every part of the renderer shares: the render's context and result, its time limit, markdown-it's types. */
 import type MarkdownIt from "markdown-it";
 import { JsonableError } from "@repo/envelope";
-import { type CompiledLinkifier } from "./linkifiers";
+import type { RE2JS } from "re2js";
 
 export type Token = MarkdownIt.Token;
 
@@ -19,6 +19,12 @@ export interface MentionablePerson {
 export interface LinkableChannel {
   id: number;
   name: string;
+}
+
+/** A linkifier ready to run: its pattern compiled (RE2), its template's expansion. */
+export interface CompiledLinkifier {
+  pattern: RE2JS;
+  expand: (groups: Record<string, string>) => string;
 }
 
 /** A realm linkifier: a pattern (RE2 syntax, run in linear time) and its RFC 6570 URL template. */

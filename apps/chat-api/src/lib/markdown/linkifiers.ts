@@ -1,12 +1,7 @@
 /** The realm's linkifiers: compiled once (RE2, RFC 6570 templates), applied to text in the realm's order. */
 import { StdUriTemplate } from "@std-uritemplate/std-uritemplate";
 import { RE2JS } from "re2js";
-import { type Linkifier, type RenderEnv, checkDeadline } from "./context";
-
-export interface CompiledLinkifier {
-  pattern: RE2JS;
-  expand: (groups: Record<string, string>) => string;
-}
+import { type CompiledLinkifier, type Linkifier, type RenderEnv, checkDeadline } from "./context";
 
 /** `text` split into plain pieces and linkifier links, the realm's linkifiers in order. */
 export function splitLinkified(

@@ -7,6 +7,7 @@ import type { Client, Watch } from "./polls";
 import { type EventHub, type HeldEvent, isFor } from "./hub";
 import type { QueueInfo } from "./queue-directory";
 import { eventSpan, shapedTexts } from "./shape";
+import type { ChatEvent } from "./event";
 import {
   type NewEvent,
   appendEvents,
@@ -18,12 +19,6 @@ import {
   pruneLog,
   readLogFor,
 } from "../db/queries/events";
-
-/** An event as clients receive it (`id` is added per queue when it is read). */
-export interface ChatEvent {
-  type: string;
-  [field: string]: unknown;
-}
 
 /**
  * Appends `event` for `userIds` to the event log, inside the transaction

@@ -1,10 +1,10 @@
-import type { Database } from "./database";
+import type { Database } from "../db/database";
 import { createAccount } from "../actions/accounts";
 import { createRealm, defaultChannelGroups } from "../actions/realm-creation";
 import { renderPlain } from "../lib/render";
 import { hashPassword } from "../lib/passwords";
 import { Role } from "../lib/roles";
-import { setPasswordHash } from "./queries/users";
+import { setPasswordHash } from "../db/queries/users";
 
 /** The demo realm's people: email, full name and role. */
 export const DEMO_PEOPLE = [

@@ -1,4 +1,4 @@
-import type { ChatEvent } from "./queue";
+import type { ChatEvent } from "./event";
 
 /**
  * What a queue asked for at `POST /register` that changes how its events
