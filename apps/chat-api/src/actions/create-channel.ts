@@ -1,5 +1,6 @@
 import type { Tx } from "../db/kysely";
 import { announceSubscriptions } from "./subscription-events";
+import { activateSubscriptions } from "../db/queries/channels";
 import type { Database } from "../db/database";
 import {
   ErrorCode,
@@ -142,6 +143,7 @@ export async function createChannel(
     const subscribers = [...new Set(channel.subscribers)];
     const users = await tx.prisma.user.findMany({
       where: { id: { in: subscribers }, realm_id: realm.id, is_active: true },
+      select: { id: true },
     });
     if (users.length !== subscribers.length) throw new JsonableError("No such user");
     if (channel.folderId !== undefined) {
@@ -208,9 +210,7 @@ export async function createChannel(
       },
     });
     // One statement whatever the number of subscribers.
-    await tx.prisma.subscription.createMany({
-      data: subscribers.map((user_id) => ({ user_id, channel_id: created.id })),
-    });
+    await activateSubscriptions(tx, created.id, subscribers);
     if (
       channel.announce &&
       !channel.inviteOnly &&

@@ -21,11 +21,10 @@ export async function announceSubscriptions(
   if (userIds.length === 0) return;
   const rows = await tx.prisma.subscription.findMany({
     where: { channel_id: channel.id, user_id: { in: [...userIds] } },
-    include: { channel: true },
   });
   const alike = new Map<string, { row: (typeof rows)[number]; userIds: number[] }>();
   for (const row of rows) {
-    const { id: _id, user_id: userId, date_created: _date, channel: _channel, ...own } = row;
+    const { id: _id, user_id: userId, date_created: _date, ...own } = row;
     const key = JSON.stringify(own);
     const group = alike.get(key);
     if (group === undefined) alike.set(key, { row, userIds: [userId] });
@@ -34,7 +33,7 @@ export async function announceSubscriptions(
   const groups = [...alike.values()];
   const views = await subscriptionViews(
     tx,
-    groups.map((g) => g.row),
+    groups.map((g) => ({ ...g.row, channel })),
     true,
   );
   await sendEvents(
