@@ -19,6 +19,7 @@ import { openApiRoutes } from "./routes/openapi";
 import { presenceRoutes } from "./routes/presence";
 import { pushRoutes } from "./routes/push";
 import { realmRoutes } from "./routes/realm";
+import { reactionRoutes } from "./routes/reactions";
 import { reminderRoutes } from "./routes/reminders";
 import { savedSnippetRoutes } from "./routes/saved-snippets";
 import { serverRoutes } from "./routes/server";
@@ -38,6 +39,7 @@ export function buildApi(services: Services): Api {
   const reminders = reminderRoutes(services);
   const drafts = draftRoutes(services);
   const snippets = savedSnippetRoutes(services);
+  const reactions = reactionRoutes(services);
   const subscriptions = subscriptionRoutes(services);
   const channels = channelRoutes(services);
   const topics = topicRoutes(services);
@@ -64,8 +66,8 @@ export function buildApi(services: Services): Api {
     url("GET", "/messages/{message_id}/history", messages.getMessageHistory),
     url("GET", "/messages/{message_id}/read_receipts", messages.getReadReceipts),
     url("POST", "/messages/render", messages.renderMessage),
-    url("POST", "/messages/{message_id}/reactions", messages.addReaction),
-    url("DELETE", "/messages/{message_id}/reactions", messages.removeReaction),
+    url("POST", "/messages/{message_id}/reactions", reactions.addReaction),
+    url("DELETE", "/messages/{message_id}/reactions", reactions.removeReaction),
     url("POST", "/messages/{message_id}/report", messages.reportMessage),
     url("POST", "/submessage", messages.addSubmessage),
     url("POST", "/typing", messages.setTypingStatus),

@@ -2,6 +2,7 @@ import { realmAudience, sendEvent, sendEvents } from "../realtime/queue";
 import type { Database } from "../db/database";
 import type { Tx } from "../db/kysely";
 import { lockOrderedRows, setRowOrder } from "../db/queries/realms";
+import { positionsOf } from "./realm-order";
 import { JsonableError } from "@repo/envelope";
 import type { ChannelFolder } from "../gen/prisma/client";
 import { checkPlain, renderPlain } from "../lib/render";
@@ -204,7 +205,7 @@ export async function doReorderChannelFolders(
       order.some((id) => !existing.has(id))
     )
       throw new JsonableError("Invalid order mapping.");
-    await setRowOrder(tx, "channel_folders", realmId, new Map(order.map((id, i) => [id, i])));
+    await setRowOrder(tx, "channel_folders", realmId, positionsOf(order));
     await sendEvent(tx, await realmAudience(tx, realmId), {
       type: "channel_folder",
       op: "reorder",

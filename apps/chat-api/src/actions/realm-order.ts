@@ -52,6 +52,6 @@ export async function doReorderProfileFields(
 }
 
 /** Each id's position in `ids`, from 0 (a repeated id: its last). */
-function positionsOf(ids: readonly number[]): Map<number, number> {
+export function positionsOf(ids: readonly number[]): Map<number, number> {
   return new Map(ids.map((id, index) => [id, index]));
 }

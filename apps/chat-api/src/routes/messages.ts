@@ -18,7 +18,6 @@ import {
   REPORT_TYPES,
   doReportMessage,
 } from "../actions/message-reports";
-import { type EmojiRef, type ReactionType, doReact } from "../actions/reactions";
 import { MAX_USERS_PER_REQUEST } from "../actions/user-lookup";
 import { MAX_TOPIC_LENGTH } from "../actions/channel-settings";
 import { narrowSchema, narrowTerm } from "../lib/narrow";
@@ -77,25 +76,6 @@ function channelRecipient(raw: string): number | string {
     return parsed.data[0];
   }
   return raw;
-}
-
-/** The emoji of a reaction request. */
-const reactionParams = {
-  emoji_name: str({ maxLength: 100 }),
-  emoji_code: str({ maxLength: 100 }).optional(),
-  reaction_type: oneOf(["unicode_emoji", "realm_emoji", "zulip_extra_emoji"]).optional(),
-};
-
-function emojiRef(params: {
-  emoji_name?: string | undefined;
-  emoji_code?: string | undefined;
-  reaction_type?: ReactionType | undefined;
-}): EmojiRef {
-  return {
-    emojiName: params.emoji_name,
-    emojiCode: params.emoji_code,
-    reactionType: params.reaction_type,
-  };
 }
 
 /** Messages: sending, and fetching with anchors and narrows. */
@@ -259,35 +239,6 @@ export function messageRoutes({ db, config }: Services) {
           if (params.to === undefined) throw new RequestVariableMissingError("to");
           await doSendTyping(db, user, { kind: "direct", to: params.to }, params.op);
         }
-        return {};
-      },
-    ),
-    addReaction: userEndpoint(
-      {
-        pathParams: ["message_id"],
-        operationId: "add-reaction",
-        summary: "Add an emoji reaction",
-        tag: "messages",
-        params: reactionParams,
-      },
-      async ({ user, path, params }) => {
-        await doReact(db, user, path.message_id, emojiRef(params), "add");
-        return {};
-      },
-    ),
-    removeReaction: userEndpoint(
-      {
-        pathParams: ["message_id"],
-        operationId: "remove-reaction",
-        summary: "Remove an emoji reaction",
-        tag: "messages",
-        params: {
-          ...reactionParams,
-          emoji_name: str({ maxLength: 100 }).optional(),
-        },
-      },
-      async ({ user, path, params }) => {
-        await doReact(db, user, path.message_id, emojiRef(params), "remove");
         return {};
       },
     ),
