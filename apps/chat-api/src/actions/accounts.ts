@@ -13,7 +13,26 @@ import { z } from "zod";
 import { announceSubscriptions } from "./subscription-events";
 import { userView } from "./user-view";
 import { GROUP_OF_ROLE } from "./realm-creation";
-import { accountByDeliveryEmail, addressTaken, setPasswordHash } from "../db/queries/users";
+import {
+  accountByDeliveryEmail,
+  activeAdministratorIds,
+  activeBotIds,
+  activeUserRoles,
+  addressTaken,
+  advancePointer,
+  canCreateUsers,
+  deactivateUsers,
+  insertUser,
+  pointerOf,
+  setApiKey,
+  setPasswordHash,
+  setUserActive,
+  userWithProfile,
+} from "../db/queries/users";
+import { groupByName, insertGroupMember } from "../db/queries/user-groups";
+import { setRealmDeactivated } from "../db/queries/realms";
+import { activateSubscriptions, defaultChannels } from "../db/queries/channels";
+import { holdsMessage } from "../db/queries/user-messages";
 import { MAX_PASSWORD_LENGTH, checkPassword, hashPassword } from "../lib/passwords";
 
 /** Zulip's full-name rules, with its messages. */
@@ -63,8 +82,7 @@ export async function createAccount(
 ): Promise<{ id: number; apiKey: string }> {
   const role = account.bot === undefined ? (account.role ?? Role.MEMBER) : Role.MEMBER;
   const apiKey = generateApiKey();
-  const user = await tx.prisma.user.create({
-    data: {
+  const user = await insertUser(tx, {
       realm_id: account.realmId,
       email: account.email,
       delivery_email: account.email,
@@ -79,12 +97,9 @@ export async function createAccount(
             bot_owner_id: account.bot.ownerId,
             is_system_bot: account.bot.system ?? false,
           }),
-    },
   });
-  const group = await tx.prisma.userGroup.findFirstOrThrow({
-    where: { realm_id: account.realmId, name: GROUP_OF_ROLE[role] ?? "role:everyone" },
-  });
-  await tx.prisma.userGroupMember.create({ data: { group_id: group.id, user_id: user.id } });
+  const group = await groupByName(tx, account.realmId, GROUP_OF_ROLE[role] ?? "role:everyone");
+  await insertGroupMember(tx, group.id, user.id);
   await announcePerson(tx, user.realm_id, user.id);
   return { id: user.id, apiKey };
 }
@@ -94,14 +109,8 @@ export async function createAccount(
  * as they may see it: administrators and the user with the delivery address.
  */
 async function announcePerson(tx: Tx, realmId: number, userId: number): Promise<void> {
-  const row = await tx.prisma.user.findUniqueOrThrow({
-    where: { id: userId },
-    include: { custom_profile_values: true },
-  });
-  const audience = await tx.prisma.user.findMany({
-    where: { realm_id: realmId, is_active: true },
-    select: { id: true, role: true },
-  });
+  const row = await userWithProfile(tx, userId);
+  const audience = await activeUserRoles(tx, realmId);
   const person = (showDeliveryEmail: boolean) => {
     const view = userView(row, { showDeliveryEmail, clientGravatar: false });
     if (row.is_bot) delete view.profile_data;
@@ -144,29 +153,18 @@ async function changeAndAnnounce(
  */
 export async function doSetUserActive(deps: Deps, userId: number, active: boolean): Promise<void> {
   await changeAndAnnounce(deps, async (tx) => {
-    const user = await tx.prisma.user.update({
-      where: { id: userId },
-      data: { is_active: active },
-    });
-    const bots = active
-      ? []
-      : await tx.prisma.user.findMany({
-          where: { bot_owner_id: userId, is_bot: true, is_active: true },
-          select: { id: true },
-        });
-    await tx.prisma.user.updateMany({
-      where: { id: { in: bots.map((b) => b.id) } },
-      data: { is_active: false },
-    });
+    const user = await setUserActive(tx, userId, active);
+    const bots = active ? [] : await activeBotIds(tx, userId);
+    await deactivateUsers(tx, bots);
     // `realm_user` `update` with `is_active` (Zulip's since feature level 222).
     const audience = await realmAudience(tx, user.realm_id);
-    for (const id of [userId, ...bots.map((b) => b.id)])
+    for (const id of [userId, ...bots])
       await sendEvent(tx, audience, {
         type: "realm_user",
         op: "update",
         person: { user_id: id, is_active: active },
       });
-    return [{ user: userId }, ...bots.map((b) => ({ user: b.id }))];
+    return [{ user: userId }, ...bots.map((id) => ({ user: id }))];
   });
 }
 
@@ -177,7 +175,7 @@ export async function doSetRealmActive(
   active: boolean,
 ): Promise<void> {
   await changeAndAnnounce(deps, async (tx) => {
-    await tx.prisma.realm.update({ where: { id: realmId }, data: { deactivated: !active } });
+    await setRealmDeactivated(tx, realmId, !active);
     return [{ realm: realmId }];
   });
 }
@@ -186,14 +184,10 @@ export async function doSetRealmActive(
 export async function doRegenerateApiKey(deps: Deps, userId: number): Promise<string> {
   const apiKey = generateApiKey();
   await changeAndAnnounce(deps, async (tx) => {
-    const user = await tx.prisma.user.update({ where: { id: userId }, data: { api_key: apiKey } });
+    const user = await setApiKey(tx, userId, apiKey);
     if (!user.is_bot) return [{ user: userId }];
     // Zulip tells the bot's owner and the realm's administrators (who see every bot).
-    const admins = await tx.prisma.user.findMany({
-      where: { realm_id: user.realm_id, is_active: true, role: { lte: Role.ADMINISTRATOR } },
-      select: { id: true },
-    });
-    const audience = new Set(admins.map((a) => a.id));
+    const audience = new Set(await activeAdministratorIds(tx, user.realm_id));
     if (user.bot_owner_id !== null) audience.add(user.bot_owner_id);
     await sendEvent(tx, [...audience], {
       type: "realm_bot",
@@ -298,11 +292,7 @@ export async function doCreateUser(
   admin: AuthedUser,
   user: NewUser,
 ): Promise<number> {
-  const granted = await db.prisma.user.findUniqueOrThrow({
-    where: { id: admin.id },
-    select: { can_create_users: true },
-  });
-  if (!granted.can_create_users) throw new JsonableError("User not authorized to create users");
+  if (!(await canCreateUsers(db, admin.id))) throw new JsonableError("User not authorized to create users");
   const fullName = checkFullName(user.fullName);
   const email = user.email.trim();
   if (!z.email().safeParse(email).success) throw new JsonableError("Bad name or username");
@@ -316,11 +306,8 @@ export async function doCreateUser(
       throw new JsonableError(`Email '${email}' already in use`);
     const { id } = await createAccount(tx, { realmId: admin.realm_id, email, fullName });
     await setPasswordHash(tx, id, hash);
-    const defaults = await tx.prisma.channel.findMany({
-      where: { realm_id: admin.realm_id, is_default_stream: true, is_archived: false },
-    });
-    for (const channel of defaults) {
-      await tx.prisma.subscription.create({ data: { user_id: id, channel_id: channel.id } });
+    for (const channel of await defaultChannels(tx, admin.realm_id)) {
+      await activateSubscriptions(tx, channel.id, [id]);
       await announceSubscriptions(tx, channel, [id]);
     }
     return id;
@@ -329,11 +316,7 @@ export async function doCreateUser(
 
 /** GET /users/me/pointer (legacy): the furthest message id the user's clients reported; -1 before any. */
 export async function readPointer(db: Database, userId: number): Promise<number> {
-  const { pointer } = await db.prisma.user.findUniqueOrThrow({
-    where: { id: userId },
-    select: { pointer: true },
-  });
-  return pointer;
+  return pointerOf(db, userId);
 }
 
 /**
@@ -347,13 +330,7 @@ export async function doUpdatePointer(
   pointer: number,
 ): Promise<void> {
   await db.transaction(async (tx) => {
-    const own = await tx.prisma.userMessage.count({
-      where: { user_id: userId, message_id: pointer },
-    });
-    if (own === 0) throw new JsonableError("Invalid message ID");
-    await tx.prisma.user.updateMany({
-      where: { id: userId, pointer: { lt: pointer } },
-      data: { pointer },
-    });
+    if (!(await holdsMessage(tx, userId, pointer))) throw new JsonableError("Invalid message ID");
+    await advancePointer(tx, userId, pointer);
   });
 }

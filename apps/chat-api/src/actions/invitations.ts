@@ -16,12 +16,22 @@ import type { AuthedUser } from "../lib/auth";
 import { Role, isAdministrator, isOwner } from "../lib/roles";
 import { accessChannelById } from "./channels";
 import { hasRealmPermission } from "./user-groups";
-import { lockRealm } from "../db/queries/realms";
-import { caselessEquals } from "../db/queries/text";
+import { lockRealm, realmById } from "../db/queries/realms";
+import {
+  accountsByDeliveryEmail,
+  insertInvitation,
+  insertReusableInvitation,
+  invitationsSince,
+  pendingInvitation,
+  pendingInvitations,
+  pendingReusableInvitation,
+  queueEmail,
+  revokeInvitation,
+  revokeReusableInvitation,
+} from "../db/queries/invitations";
+import { isNamedUserGroup } from "../db/queries/user-groups";
+import { activeAdministratorIds } from "../db/queries/users";
 
-/** Pending invitations (accepted and revoked ones keep their rows with another status). */
-const PENDING = 0;
-const REVOKED = 2;
 
 /** How long an invitation lasts when the request does not say (Zulip's default, 10 days). */
 export const DEFAULT_INVITE_MINUTES = 14_400;
@@ -75,10 +85,8 @@ async function checkTerms(db: Database, user: AuthedUser, terms: InviteTerms) {
     });
   }
   for (const groupId of terms.groupIds) {
-    const group = await db.prisma.userGroup.findFirst({
-      where: { id: groupId, realm_id: user.realm_id, name: { not: null }, is_system_group: false },
-    });
-    if (group === null) throw new JsonableError(`Invalid user group ID: ${groupId}`);
+    if (!(await isNamedUserGroup(db, user.realm_id, groupId)))
+      throw new JsonableError(`Invalid user group ID: ${groupId}`);
   }
 }
 
@@ -91,11 +99,8 @@ function expiry(terms: InviteTerms, created: Date): Date | null {
 
 /** `invites_changed` to the realm's administrators and the invitation's creator, inside `tx`. */
 async function sendInvitesChanged(tx: Tx, realmId: number, referrer: number) {
-  const admins = await tx.prisma.user.findMany({
-    where: { realm_id: realmId, is_active: true, role: { lte: Role.ADMINISTRATOR } },
-    select: { id: true },
-  });
-  await sendEvent(tx, [...new Set([referrer, ...admins.map((a) => a.id)])], {
+  const admins = await activeAdministratorIds(tx, realmId);
+  await sendEvent(tx, [...new Set([referrer, ...admins])], {
     type: "invites_changed",
   });
 }
@@ -149,7 +154,7 @@ export async function doInviteUsers(
 ): Promise<void> {
   if (!(await hasRealmPermission(db, user.realm_id, "can_invite_users_group_id", user.id)))
     throw new InsufficientPermissionError();
-  const realm = await db.prisma.realm.findUniqueOrThrow({ where: { id: user.realm_id } });
+  const realm = await realmById(db, user.realm_id);
   const addresses = [
     ...new Set(
       request.emails
@@ -171,13 +176,7 @@ export async function doInviteUsers(
       false,
     );
   }
-  const existing = await db.prisma.user.findMany({
-    where: {
-      realm_id: user.realm_id,
-      OR: addresses.map((a) => ({ delivery_email: caselessEquals(a) })),
-    },
-    select: { delivery_email: true, is_active: true },
-  });
+  const existing = await accountsByDeliveryEmail(db, user.realm_id, addresses);
   const skipped = addresses.flatMap((a): [string, string, boolean][] => {
     const found = existing.find((u) => u.delivery_email.toLowerCase() === a.toLowerCase());
     if (found === undefined) return [];
@@ -195,9 +194,11 @@ export async function doInviteUsers(
     // One batch at a time per realm, so that two cannot both pass the count (NO KEY
     // UPDATE: rows that merely reference the realm, such as new messages, do not wait).
     await lockRealm(tx, user.realm_id);
-    const sentToday = await tx.prisma.invitation.count({
-      where: { realm_id: user.realm_id, date_created: { gte: new Date(Date.now() - 86_400_000) } },
-    });
+    const sentToday = await invitationsSince(
+      tx,
+      user.realm_id,
+      new Date(Date.now() - 86_400_000),
+    );
     if (sentToday + toInvite.length > request.maxPerDay) throw dailyLimitReached();
     // One clock read for the creation time and the expiry (the database's default
     // and this process's clock differed by a second at times).
@@ -205,28 +206,24 @@ export async function doInviteUsers(
     for (const address of toInvite) {
       const key = confirmationKey();
       keys.push(key);
-      await tx.prisma.invitation.create({
-        data: {
-          realm_id: user.realm_id,
-          email: address,
-          referred_by_id: user.id,
-          invited_as: request.terms.inviteAs,
-          notify_referrer_on_join: request.notifyReferrerOnJoin,
-          confirmation_key: key,
-          date_created: created,
-          expires_at: expiry(request.terms, created),
-          channels: { create: request.terms.channelIds.map((channel_id) => ({ channel_id })) },
-          groups: { create: request.terms.groupIds.map((group_id) => ({ group_id })) },
-        },
+      await insertInvitation(tx, {
+        realm_id: user.realm_id,
+        email: address,
+        referred_by_id: user.id,
+        invited_as: request.terms.inviteAs,
+        notify_referrer_on_join: request.notifyReferrerOnJoin,
+        confirmation_key: key,
+        date_created: created,
+        expires_at: expiry(request.terms, created),
+        channelIds: request.terms.channelIds,
+        groupIds: request.terms.groupIds,
       });
       const link = inviteLink(request.realmUrl, key);
-      await tx.prisma.outboxEmail.create({
-        data: {
-          realm_id: user.realm_id,
-          to_address: address,
-          subject: `${user.full_name} invited you to join ${realm.name}`,
-          body_text: `${user.full_name} (${user.email}) has invited you to join ${realm.name}.\n\nAccept the invitation: ${link}\n`,
-        },
+      await queueEmail(tx, {
+        realm_id: user.realm_id,
+        to_address: address,
+        subject: `${user.full_name} invited you to join ${realm.name}`,
+        body_text: `${user.full_name} (${user.email}) has invited you to join ${realm.name}.\n\nAccept the invitation: ${link}\n`,
       });
     }
     await sendInvitesChanged(tx, user.realm_id, user.id);
@@ -253,17 +250,15 @@ export async function doCreateReusableInvite(
   const key = confirmationKey();
   const created = new Date();
   await db.transaction(async (tx) => {
-    await tx.prisma.reusableInvitation.create({
-      data: {
-        realm_id: user.realm_id,
-        referred_by_id: user.id,
-        invited_as: terms.inviteAs,
-        confirmation_key: key,
-        date_created: created,
-        expires_at: expiry(terms, created),
-        channels: { create: terms.channelIds.map((channel_id) => ({ channel_id })) },
-        groups: { create: terms.groupIds.map((group_id) => ({ group_id })) },
-      },
+    await insertReusableInvitation(tx, {
+      realm_id: user.realm_id,
+      referred_by_id: user.id,
+      invited_as: terms.inviteAs,
+      confirmation_key: key,
+      date_created: created,
+      expires_at: expiry(terms, created),
+      channelIds: terms.channelIds,
+      groupIds: terms.groupIds,
     });
     await sendInvitesChanged(tx, user.realm_id, user.id);
   });
@@ -274,16 +269,11 @@ const seconds = (date: Date): number => Math.floor(date.getTime() / 1000);
 
 /** GET /invites: unexpired pending invitations; administrators see all, others their own. */
 export async function listInvitations(db: Database, user: AuthedUser, realmUrl: string) {
-  const where = {
-    realm_id: user.realm_id,
-    status: PENDING,
-    OR: [{ expires_at: null }, { expires_at: { gt: new Date() } }],
-    ...(isAdministrator(user.role) ? {} : { referred_by_id: user.id }),
-  };
-  const [emails, links] = await Promise.all([
-    db.prisma.invitation.findMany({ where, orderBy: { id: "asc" } }),
-    db.prisma.reusableInvitation.findMany({ where, orderBy: { id: "asc" } }),
-  ]);
+  const [emails, links] = await pendingInvitations(
+    db,
+    user.realm_id,
+    isAdministrator(user.role) ? null : user.id,
+  );
   const common = (invite: Invitation | ReusableInvitation) => ({
     id: invite.id,
     invited_by_user_id: invite.referred_by_id,
@@ -321,12 +311,10 @@ export async function doRevokeInvitation(
   id: number,
 ): Promise<void> {
   await db.transaction(async (tx) => {
-    const invite = await tx.prisma.invitation.findFirst({
-      where: { id, realm_id: user.realm_id, status: PENDING },
-    });
+    const invite = await pendingInvitation(tx, user.realm_id, id);
     if (invite === null) throw new JsonableError("No such invitation");
     checkRevoke(user, invite);
-    await tx.prisma.invitation.update({ where: { id }, data: { status: REVOKED } });
+    await revokeInvitation(tx, id);
     await sendInvitesChanged(tx, user.realm_id, invite.referred_by_id);
   });
 }
@@ -338,12 +326,10 @@ export async function doRevokeReusableInvite(
   id: number,
 ): Promise<void> {
   await db.transaction(async (tx) => {
-    const invite = await tx.prisma.reusableInvitation.findFirst({
-      where: { id, realm_id: user.realm_id, status: PENDING },
-    });
+    const invite = await pendingReusableInvitation(tx, user.realm_id, id);
     if (invite === null) throw new JsonableError("Invalid invitation ID.");
     checkRevoke(user, invite);
-    await tx.prisma.reusableInvitation.update({ where: { id }, data: { status: REVOKED } });
+    await revokeReusableInvitation(tx, id);
     await sendInvitesChanged(tx, user.realm_id, invite.referred_by_id);
   });
 }

@@ -237,3 +237,10 @@ export async function activateSubscriptions(
     RETURNING user_id`.execute(tx.q);
   return new Set(result.rows.map((r) => r.user_id));
 }
+
+/** The realm's live default channels. */
+export function defaultChannels(tx: Tx, realmId: number) {
+  return tx.prisma.channel.findMany({
+    where: { realm_id: realmId, is_default_stream: true, is_archived: false },
+  });
+}

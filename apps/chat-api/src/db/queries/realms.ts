@@ -46,3 +46,17 @@ export async function setRowOrder(
     FROM unnest(${ids}::int[], ${orders}::int[]) AS p(id, position)
     WHERE t.id = p.id AND t.realm_id = ${realmId}`.execute(tx.q);
 }
+
+/** Sets whether a realm is deactivated. */
+export async function setRealmDeactivated(
+  tx: Tx,
+  realmId: number,
+  deactivated: boolean,
+): Promise<void> {
+  await tx.prisma.realm.update({ where: { id: realmId }, data: { deactivated } });
+}
+
+/** Realm `realmId`'s row (it exists: a caller's own realm). */
+export function realmById(tx: Tx, realmId: number) {
+  return tx.prisma.realm.findUniqueOrThrow({ where: { id: realmId } });
+}

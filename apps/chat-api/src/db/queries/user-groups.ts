@@ -110,3 +110,22 @@ export function groupMembership(
 ) {
   return groupMembershipQuery(tx.q, groupId, realmId, userId, directOnly).executeTakeFirstOrThrow();
 }
+
+/** The realm's group named `name` (a system group's name, such as `role:members`). */
+export function groupByName(tx: Tx, realmId: number, name: string) {
+  return tx.prisma.userGroup.findFirstOrThrow({ where: { realm_id: realmId, name } });
+}
+
+/** Makes user `userId` a direct member of group `groupId`. */
+export async function insertGroupMember(tx: Tx, groupId: number, userId: number): Promise<void> {
+  await tx.prisma.userGroupMember.create({ data: { group_id: groupId, user_id: userId } });
+}
+
+/** Whether `groupId` is a named, non-system group of the realm (one an invitation may name). */
+export async function isNamedUserGroup(tx: Tx, realmId: number, groupId: number): Promise<boolean> {
+  const group = await tx.prisma.userGroup.findFirst({
+    where: { id: groupId, realm_id: realmId, name: { not: null }, is_system_group: false },
+    select: { id: true },
+  });
+  return group !== null;
+}

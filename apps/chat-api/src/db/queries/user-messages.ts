@@ -52,3 +52,11 @@ export async function receivedInTopic(
     .executeTakeFirstOrThrow();
   return Number(row.count);
 }
+
+/** Whether message `messageId` is in user `userId`'s history. */
+export async function holdsMessage(tx: Tx, userId: number, messageId: number): Promise<boolean> {
+  const count = await tx.prisma.userMessage.count({
+    where: { user_id: userId, message_id: messageId },
+  });
+  return count > 0;
+}

@@ -1,4 +1,6 @@
+import type { Prisma } from "../../gen/prisma/client";
 import type { Tx } from "../kysely";
+import { Role } from "../../lib/roles";
 import { sameText } from "./text";
 
 /**
@@ -61,4 +63,84 @@ export async function lockUser(tx: Tx, userId: number): Promise<void> {
 /** Sets (or, with null, removes) user `userId`'s password hash. */
 export async function setPasswordHash(tx: Tx, userId: number, hash: string | null): Promise<void> {
   await tx.q.updateTable("users").set({ password: hash }).where("id", "=", userId).execute();
+}
+
+/** Inserts a user or bot row; answers it as stored. */
+export function insertUser(tx: Tx, row: Prisma.UserUncheckedCreateInput) {
+  return tx.prisma.user.create({ data: row });
+}
+
+/** A user with their custom profile values (for a `realm_user` view). */
+export function userWithProfile(tx: Tx, userId: number) {
+  return tx.prisma.user.findUniqueOrThrow({
+    where: { id: userId },
+    include: { custom_profile_values: true },
+  });
+}
+
+/** The realm's active users with their roles. */
+export function activeUserRoles(tx: Tx, realmId: number) {
+  return tx.prisma.user.findMany({
+    where: { realm_id: realmId, is_active: true },
+    select: { id: true, role: true },
+  });
+}
+
+/** Ids of the realm's active administrators and owners. */
+export async function activeAdministratorIds(tx: Tx, realmId: number): Promise<number[]> {
+  const rows = await tx.prisma.user.findMany({
+    where: { realm_id: realmId, is_active: true, role: { lte: Role.ADMINISTRATOR } },
+    select: { id: true },
+  });
+  return rows.map((r) => r.id);
+}
+
+/** Sets whether a user may log in; answers the user as stored. */
+export function setUserActive(tx: Tx, userId: number, active: boolean) {
+  return tx.prisma.user.update({ where: { id: userId }, data: { is_active: active } });
+}
+
+/** Ids of a user's active bots. */
+export async function activeBotIds(tx: Tx, ownerId: number): Promise<number[]> {
+  const rows = await tx.prisma.user.findMany({
+    where: { bot_owner_id: ownerId, is_bot: true, is_active: true },
+    select: { id: true },
+  });
+  return rows.map((r) => r.id);
+}
+
+/** Deactivates the users `ids` in one statement. */
+export async function deactivateUsers(tx: Tx, ids: readonly number[]): Promise<void> {
+  await tx.prisma.user.updateMany({ where: { id: { in: [...ids] } }, data: { is_active: false } });
+}
+
+/** Gives a user a new API key; answers the user as stored. */
+export function setApiKey(tx: Tx, userId: number, apiKey: string) {
+  return tx.prisma.user.update({ where: { id: userId }, data: { api_key: apiKey } });
+}
+
+/** Whether the server granted the user `can_create_users`. */
+export async function canCreateUsers(tx: Tx, userId: number): Promise<boolean> {
+  const user = await tx.prisma.user.findUniqueOrThrow({
+    where: { id: userId },
+    select: { can_create_users: true },
+  });
+  return user.can_create_users;
+}
+
+/** The user's legacy pointer (-1 before any). */
+export async function pointerOf(tx: Tx, userId: number): Promise<number> {
+  const user = await tx.prisma.user.findUniqueOrThrow({
+    where: { id: userId },
+    select: { pointer: true },
+  });
+  return user.pointer;
+}
+
+/** Moves the user's pointer to `pointer` if it is further. */
+export async function advancePointer(tx: Tx, userId: number, pointer: number): Promise<void> {
+  await tx.prisma.user.updateMany({
+    where: { id: userId, pointer: { lt: pointer } },
+    data: { pointer },
+  });
 }

@@ -1,0 +1,103 @@
+import type { Tx } from "../kysely";
+import { caselessEquals } from "./text";
+
+/** An invitation's status: pending (accepted and revoked ones keep their rows with another). */
+export const PENDING = 0;
+const REVOKED = 2;
+
+/** What an invitation, by e-mail or reusable link, grants. */
+export interface InvitationRow {
+  realm_id: number;
+  referred_by_id: number;
+  invited_as: number;
+  confirmation_key: string;
+  date_created: Date;
+  expires_at: Date | null;
+  channelIds: readonly number[];
+  groupIds: readonly number[];
+}
+
+/** The grants of an invitation as Prisma's nested rows. */
+function grants<R extends InvitationRow>(row: R) {
+  const { channelIds, groupIds, ...own } = row;
+  return {
+    ...own,
+    channels: { create: channelIds.map((channel_id) => ({ channel_id })) },
+    groups: { create: groupIds.map((group_id) => ({ group_id })) },
+  };
+}
+
+/** Stores an e-mail invitation with its channels and groups. */
+export async function insertInvitation(
+  tx: Tx,
+  row: InvitationRow & { email: string; notify_referrer_on_join: boolean },
+): Promise<void> {
+  await tx.prisma.invitation.create({ data: grants(row) });
+}
+
+/** Stores a reusable invitation link with its channels and groups. */
+export async function insertReusableInvitation(tx: Tx, row: InvitationRow): Promise<void> {
+  await tx.prisma.reusableInvitation.create({ data: grants(row) });
+}
+
+/** How many invitations the realm made since `since`. */
+export function invitationsSince(tx: Tx, realmId: number, since: Date): Promise<number> {
+  return tx.prisma.invitation.count({ where: { realm_id: realmId, date_created: { gte: since } } });
+}
+
+/** Accounts of the realm whose delivery address is one of `addresses` (any case). */
+export function accountsByDeliveryEmail(tx: Tx, realmId: number, addresses: readonly string[]) {
+  return tx.prisma.user.findMany({
+    where: { realm_id: realmId, OR: addresses.map((a) => ({ delivery_email: caselessEquals(a) })) },
+    select: { delivery_email: true, is_active: true },
+  });
+}
+
+/** Unexpired pending invitations of the realm, by e-mail and by link; only `referrer`'s if given. */
+export function pendingInvitations(tx: Tx, realmId: number, referrer: number | null) {
+  const where = {
+    realm_id: realmId,
+    status: PENDING,
+    OR: [{ expires_at: null }, { expires_at: { gt: new Date() } }],
+    ...(referrer === null ? {} : { referred_by_id: referrer }),
+  };
+  return Promise.all([
+    tx.prisma.invitation.findMany({ where, orderBy: { id: "asc" } }),
+    tx.prisma.reusableInvitation.findMany({ where, orderBy: { id: "asc" } }),
+  ]);
+}
+
+/** The realm's pending e-mail invitation `id`, or null. */
+export function pendingInvitation(tx: Tx, realmId: number, id: number) {
+  return tx.prisma.invitation.findFirst({ where: { id, realm_id: realmId, status: PENDING } });
+}
+
+/** The realm's pending reusable invitation `id`, or null. */
+export function pendingReusableInvitation(tx: Tx, realmId: number, id: number) {
+  return tx.prisma.reusableInvitation.findFirst({
+    where: { id, realm_id: realmId, status: PENDING },
+  });
+}
+
+/** Revokes e-mail invitation `id`. */
+export async function revokeInvitation(tx: Tx, id: number): Promise<void> {
+  await tx.prisma.invitation.update({ where: { id }, data: { status: REVOKED } });
+}
+
+/** Revokes reusable invitation `id`. */
+export async function revokeReusableInvitation(tx: Tx, id: number): Promise<void> {
+  await tx.prisma.reusableInvitation.update({ where: { id }, data: { status: REVOKED } });
+}
+
+/** An e-mail waiting to be sent. */
+export interface OutboxEmailRow {
+  realm_id: number;
+  to_address: string;
+  subject: string;
+  body_text: string;
+}
+
+/** Puts an e-mail in the outbox. */
+export async function queueEmail(tx: Tx, row: OutboxEmailRow): Promise<void> {
+  await tx.prisma.outboxEmail.create({ data: row });
+}
