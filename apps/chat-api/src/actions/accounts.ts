@@ -29,7 +29,7 @@ import {
   setUserActive,
   userWithProfile,
 } from "../db/queries/users";
-import { groupByName, insertGroupMember } from "../db/queries/user-groups";
+import { groupByName, insertGroupMembers } from "../db/queries/user-groups";
 import { setRealmDeactivated } from "../db/queries/realms";
 import { activateSubscriptions, defaultChannels } from "../db/queries/channels";
 import { holdsMessage } from "../db/queries/user-messages";
@@ -83,23 +83,23 @@ export async function createAccount(
   const role = account.bot === undefined ? (account.role ?? Role.MEMBER) : Role.MEMBER;
   const apiKey = generateApiKey();
   const user = await insertUser(tx, {
-      realm_id: account.realmId,
-      email: account.email,
-      delivery_email: account.email,
-      full_name: account.fullName,
-      role,
-      api_key: apiKey,
-      ...(account.bot === undefined
-        ? {}
-        : {
-            is_bot: true,
-            bot_type: account.bot.type ?? BotType.GENERIC,
-            bot_owner_id: account.bot.ownerId,
-            is_system_bot: account.bot.system ?? false,
-          }),
+    realm_id: account.realmId,
+    email: account.email,
+    delivery_email: account.email,
+    full_name: account.fullName,
+    role,
+    api_key: apiKey,
+    ...(account.bot === undefined
+      ? {}
+      : {
+          is_bot: true,
+          bot_type: account.bot.type ?? BotType.GENERIC,
+          bot_owner_id: account.bot.ownerId,
+          is_system_bot: account.bot.system ?? false,
+        }),
   });
   const group = await groupByName(tx, account.realmId, GROUP_OF_ROLE[role] ?? "role:everyone");
-  await insertGroupMember(tx, group.id, user.id);
+  await insertGroupMembers(tx, group.id, [user.id]);
   await announcePerson(tx, user.realm_id, user.id);
   return { id: user.id, apiKey };
 }
@@ -292,7 +292,8 @@ export async function doCreateUser(
   admin: AuthedUser,
   user: NewUser,
 ): Promise<number> {
-  if (!(await canCreateUsers(db, admin.id))) throw new JsonableError("User not authorized to create users");
+  if (!(await canCreateUsers(db, admin.id)))
+    throw new JsonableError("User not authorized to create users");
   const fullName = checkFullName(user.fullName);
   const email = user.email.trim();
   if (!z.email().safeParse(email).success) throw new JsonableError("Bad name or username");

@@ -1,3 +1,4 @@
+import { notificationBot } from "../db/queries/users";
 import type { Tx } from "../db/kysely";
 import { announceSubscriptions } from "./subscription-events";
 import { activateSubscriptions } from "../db/queries/channels";
@@ -236,9 +237,7 @@ async function announce(
   creator: AuthedUser,
   name: string,
 ): Promise<void> {
-  const bot = await tx.prisma.user.findFirst({
-    where: { realm_id: realmId, is_system_bot: true },
-  });
+  const bot = await notificationBot(tx, realmId);
   const channel = await tx.prisma.channel.findUnique({ where: { id: channelId } });
   if (bot === null || channel === null) return;
   const content = `@_**${creator.full_name}|${creator.id}** created a new channel #**${name}**.`;

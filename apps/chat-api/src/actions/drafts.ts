@@ -5,7 +5,16 @@ import { checkCap } from "./caps";
 import { z } from "zod";
 import type { Draft, DraftType } from "../gen/prisma/client";
 import type { Database } from "../db/database";
-import { draftCheck, updateDraft } from "../db/queries/drafts";
+import {
+  deleteDraft,
+  draftCheck,
+  draftCount,
+  draftsOf,
+  insertDrafts,
+  ownDraft,
+  updateDraft,
+} from "../db/queries/drafts";
+import { firstInactiveOrUnknown, syncsDrafts } from "../db/queries/users";
 import { sendEvent } from "../realtime/queue";
 import type { AuthedUser } from "../lib/auth";
 import { checkChannelVisible } from "./channels";
@@ -43,11 +52,7 @@ export function draftView(
 
 /** The user's draft-sync setting off: every draft operation refuses (checked first). */
 export async function checkDraftSync(tx: Tx, userId: number) {
-  const user = await tx.prisma.user.findUniqueOrThrow({
-    where: { id: userId },
-    select: { enable_drafts_synchronization: true },
-  });
-  if (!user.enable_drafts_synchronization)
+  if (!(await syncsDrafts(tx, userId)))
     throw new JsonableError("User has disabled synchronizing drafts.");
 }
 
@@ -78,11 +83,7 @@ async function validDraft(tx: Tx, user: AuthedUser, draft: DraftInput) {
     topic = Array.from(draft.topic).slice(0, MAX_TOPIC_LENGTH).join("");
   } else if (draft.type === "private") {
     to = [...new Set(draft.to)];
-    const found = await tx.prisma.user.findMany({
-      where: { id: { in: to }, realm_id: user.realm_id, is_active: true },
-      select: { id: true },
-    });
-    const unknown = to.find((id) => !found.some((u) => u.id === id));
+    const unknown = await firstInactiveOrUnknown(tx, user.realm_id, to);
     if (unknown !== undefined) throw new JsonableError(`Invalid user ID ${unknown}`);
     type = "private";
   }
@@ -100,15 +101,8 @@ export async function doCreateDrafts(
   const rows: Awaited<ReturnType<typeof validDraft>>[] = [];
   for (const draft of drafts) rows.push(await validDraft(db, user, draft));
   return db.transaction(async (tx) => {
-    checkCap(
-      await tx.prisma.draft.count({ where: { user_id: user.id } }),
-      rows.length,
-      cap,
-      "drafts",
-    );
-    const created: Draft[] = [];
-    for (const row of rows)
-      created.push(await tx.prisma.draft.create({ data: { ...row, user_id: user.id } }));
+    checkCap(await draftCount(tx, user.id), rows.length, cap, "drafts");
+    const created = await insertDrafts(tx, user.id, rows);
     await sendEvent(tx, [user.id], { type: "drafts", op: "add", drafts: created.map(draftView) });
     return created.map((d) => d.id);
   });
@@ -116,10 +110,8 @@ export async function doCreateDrafts(
 
 const draftMissing = () => new ResourceNotFoundError("Draft does not exist");
 
-async function ownDraft(tx: Tx, userId: number, draftId: number) {
-  const draft = await tx.prisma.draft.findFirst({ where: { id: draftId, user_id: userId } });
-  if (draft === null) throw draftMissing();
-  return draft;
+async function checkOwnDraft(tx: Tx, userId: number, draftId: number) {
+  if ((await ownDraft(tx, userId, draftId)) === null) throw draftMissing();
 }
 
 /**
@@ -156,17 +148,13 @@ export async function doDeleteDraft(
 ): Promise<void> {
   await checkDraftSync(db, user.id);
   await db.transaction(async (tx) => {
-    await ownDraft(tx, user.id, draftId);
-    await tx.prisma.draft.delete({ where: { id: draftId } });
+    await checkOwnDraft(tx, user.id, draftId);
+    await deleteDraft(tx, draftId);
     await sendEvent(tx, [user.id], { type: "drafts", op: "remove", draft_id: draftId });
   });
 }
 
 /** The user's drafts, newest edit first (GET /drafts and POST /register). */
 export async function listDrafts(tx: Tx, userId: number) {
-  const drafts = await tx.prisma.draft.findMany({
-    where: { user_id: userId },
-    orderBy: [{ last_edit_time: "desc" }, { id: "desc" }],
-  });
-  return drafts.map(draftView);
+  return (await draftsOf(tx, userId)).map(draftView);
 }

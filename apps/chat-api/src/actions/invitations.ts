@@ -32,7 +32,6 @@ import {
 import { isNamedUserGroup } from "../db/queries/user-groups";
 import { activeAdministratorIds } from "../db/queries/users";
 
-
 /** How long an invitation lasts when the request does not say (Zulip's default, 10 days). */
 export const DEFAULT_INVITE_MINUTES = 14_400;
 
@@ -194,11 +193,7 @@ export async function doInviteUsers(
     // One batch at a time per realm, so that two cannot both pass the count (NO KEY
     // UPDATE: rows that merely reference the realm, such as new messages, do not wait).
     await lockRealm(tx, user.realm_id);
-    const sentToday = await invitationsSince(
-      tx,
-      user.realm_id,
-      new Date(Date.now() - 86_400_000),
-    );
+    const sentToday = await invitationsSince(tx, user.realm_id, new Date(Date.now() - 86_400_000));
     if (sentToday + toInvite.length > request.maxPerDay) throw dailyLimitReached();
     // One clock read for the creation time and the expiry (the database's default
     // and this process's clock differed by a second at times).

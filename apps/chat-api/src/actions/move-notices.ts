@@ -1,3 +1,4 @@
+import { notificationBot } from "../db/queries/users";
 import type { Tx } from "../db/kysely";
 import { receivedInTopic } from "../db/queries/user-messages";
 import type { Channel } from "../gen/prisma/client";
@@ -50,9 +51,7 @@ export async function sendMoveNotices(
   edit: MoveNoticeChoice,
   firstId: number,
 ): Promise<void> {
-  const bot = await tx.prisma.user.findFirst({
-    where: { realm_id: user.realm_id, is_system_bot: true, is_active: true },
-  });
+  const bot = await notificationBot(tx, user.realm_id);
   if (bot === null) return;
   const who = `@_**${user.full_name}|${String(user.id)}**`;
   const link = (place: { channel: Channel; topic: string }) =>

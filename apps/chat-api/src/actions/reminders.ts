@@ -8,7 +8,20 @@ import { sendEvent } from "../realtime/queue";
 import type { AuthedUser } from "../lib/auth";
 import { codePoints } from "../lib/text";
 import { insertMessage } from "./messages";
-import { claimDueReminder, lockPendingReminder } from "../db/queries/reminders";
+import {
+  claimDueReminder,
+  deleteReminder,
+  failReminder,
+  insertReminder,
+  lockPendingReminder,
+  markReminderDelivered,
+  pendingReminderCount,
+  pendingRemindersOf,
+  reminderById,
+} from "../db/queries/reminders";
+import { messageSenders } from "../db/queries/messages";
+import { holdsMessage } from "../db/queries/user-messages";
+import { notificationBot } from "../db/queries/users";
 
 /** Longest reminder note (Zulip's). */
 export const MAX_REMINDER_NOTE_LENGTH = 1000;
@@ -28,10 +41,10 @@ function reminderContent(
 
 /** A scheduled reminder on the wire (Zulip's reminder object). */
 async function reminderViews(tx: Tx, reminders: readonly Reminder[]) {
-  const messages = await tx.prisma.message.findMany({
-    where: { id: { in: reminders.map((r) => r.message_id) } },
-    include: { sender: { select: { full_name: true } } },
-  });
+  const messages = await messageSenders(
+    tx,
+    reminders.map((r) => r.message_id),
+  );
   const byId = new Map(messages.map((m) => [m.id, m]));
   return Promise.all(
     reminders.map(async (reminder) => {
@@ -69,14 +82,9 @@ export async function doCreateReminder(
 ): Promise<number> {
   if (note !== undefined && codePoints(note) > MAX_REMINDER_NOTE_LENGTH)
     throw new JsonableError(`Maximum reminder note length: ${MAX_REMINDER_NOTE_LENGTH} characters`);
-  const received = await db.prisma.userMessage.findUnique({
-    where: { user_id_message_id: { user_id: user.id, message_id: messageId } },
-  });
-  if (received === null) throw new JsonableError("Invalid message(s)");
-  const target = await db.prisma.message.findUniqueOrThrow({
-    where: { id: messageId },
-    select: { sender_id: true, sender: { select: { full_name: true } } },
-  });
+  if (!(await holdsMessage(db, user.id, messageId))) throw new JsonableError("Invalid message(s)");
+  const [target] = await messageSenders(db, [messageId]);
+  if (target === undefined) throw new JsonableError("Invalid message(s)");
   const when = new Date(deliverAt * 1000);
   if (!(when.getTime() > Date.now()))
     throw new JsonableError("Scheduled delivery time must be in the future.");
@@ -90,16 +98,14 @@ export async function doCreateReminder(
     user.id,
   );
   return db.transaction(async (tx) => {
-    const held = await tx.prisma.reminder.count({ where: { user_id: user.id, delivered: false } });
+    const held = await pendingReminderCount(tx, user.id);
     checkCap(held, 1, cap, "reminders");
-    const reminder = await tx.prisma.reminder.create({
-      data: {
-        realm_id: user.realm_id,
-        user_id: user.id,
-        message_id: messageId,
-        note: note ?? null,
-        scheduled_timestamp: when,
-      },
+    const reminder = await insertReminder(tx, {
+      realm_id: user.realm_id,
+      user_id: user.id,
+      message_id: messageId,
+      note: note ?? null,
+      scheduled_timestamp: when,
     });
     await sendEvent(tx, [user.id], {
       type: "reminders",
@@ -112,11 +118,7 @@ export async function doCreateReminder(
 
 /** GET /reminders: the caller's reminders not yet delivered, soonest first. */
 export async function listReminders(db: Database, userId: number) {
-  const rows = await db.prisma.reminder.findMany({
-    where: { user_id: userId, delivered: false },
-    orderBy: [{ scheduled_timestamp: "asc" }, { id: "asc" }],
-  });
-  return reminderViews(db, rows);
+  return reminderViews(db, await pendingRemindersOf(db, userId));
 }
 
 /** DELETE /reminders/{id}: the caller's scheduled reminder (else 404), which is then never sent. */
@@ -129,7 +131,7 @@ export async function doDeleteReminder(
     // The row lock makes a delivery in progress finish first, or find it gone.
     if (!(await lockPendingReminder(tx, reminderId, user.id)))
       throw new ResourceNotFoundError("Reminder does not exist");
-    await tx.prisma.reminder.delete({ where: { id: reminderId } });
+    await deleteReminder(tx, reminderId);
     await sendEvent(tx, [user.id], { type: "reminders", op: "remove", reminder_id: reminderId });
   });
 }
@@ -147,18 +149,13 @@ export async function deliverDueReminders(db: Database, now: Date, limit = 100):
     const delivered = await db.transaction(async (tx) => {
       const claimed = await claimDueReminder(tx, now);
       if (claimed === undefined) return false;
-      const reminder = await tx.prisma.reminder.findUniqueOrThrow({ where: { id: claimed } });
-      const bot = await tx.prisma.user.findFirst({
-        where: { realm_id: reminder.realm_id, is_system_bot: true, is_active: true },
-      });
-      if (bot === null) {
-        await tx.prisma.reminder.update({ where: { id: reminder.id }, data: { failed: true } });
+      const reminder = await reminderById(tx, claimed);
+      const bot = await notificationBot(tx, reminder.realm_id);
+      const [target] = await messageSenders(tx, [reminder.message_id]);
+      if (bot === null || target === undefined) {
+        await failReminder(tx, reminder.id);
         return true;
       }
-      const target = await tx.prisma.message.findUniqueOrThrow({
-        where: { id: reminder.message_id },
-        include: { sender: { select: { full_name: true } } },
-      });
       let messageId: number;
       try {
         messageId = await insertMessage(
@@ -170,13 +167,10 @@ export async function deliverDueReminders(db: Database, now: Date, limit = 100):
       } catch (error) {
         // A reminder that cannot be sent (its render refused) is failed, not retried.
         if (!(error instanceof JsonableError)) throw error;
-        await tx.prisma.reminder.update({ where: { id: reminder.id }, data: { failed: true } });
+        await failReminder(tx, reminder.id);
         return true;
       }
-      await tx.prisma.reminder.update({
-        where: { id: reminder.id },
-        data: { delivered: true, delivered_message_id: messageId },
-      });
+      await markReminderDelivered(tx, reminder.id, messageId);
       await sendEvent(tx, [reminder.user_id], {
         type: "reminders",
         op: "remove",

@@ -3,6 +3,14 @@ import type { Database } from "../db/database";
 import { ErrorCode, InsufficientPermissionError, JsonableError } from "@repo/envelope";
 import { CHANNEL_GROUP_SETTINGS } from "./channel-settings";
 import { GROUP_SETTINGS, isGroupMember } from "./user-groups";
+import {
+  deactivateGroup,
+  liveNamedGroups,
+  namedGroupInRealm,
+  supergroupsOf,
+} from "../db/queries/user-groups";
+import { liveChannels } from "../db/queries/channels";
+import { realmById } from "../db/queries/realms";
 
 /** The realm's group settings, in the API's names. */
 const REALM_GROUP_SETTINGS = [
@@ -37,12 +45,10 @@ export async function doDeactivateUserGroup(
   groupId: number,
 ): Promise<void> {
   await db.transaction(async (tx) => {
-    const group = await tx.prisma.userGroup.findFirst({
-      where: { id: groupId, realm_id: user.realm_id, name: { not: null } },
-    });
+    const group = await namedGroupInRealm(tx, user.realm_id, groupId);
     if (group === null) throw new JsonableError("Invalid user group");
     if (group.is_system_group) throw new InsufficientPermissionError();
-    const realm = await tx.prisma.realm.findUniqueOrThrow({ where: { id: user.realm_id } });
+    const realm = await realmById(tx, user.realm_id);
     let manages = false;
     for (const granting of [realm.can_manage_all_groups_id, group.can_manage_group_id]) {
       if (granting !== null && (await isGroupMember(tx, granting, user.id, false))) manages = true;
@@ -50,10 +56,7 @@ export async function doDeactivateUserGroup(
     if (!manages) throw new InsufficientPermissionError();
     if (group.deactivated) throw new JsonableError("User group is already deactivated.");
 
-    const supergroups = await tx.prisma.userGroupSubgroup.findMany({
-      where: { subgroup_id: group.id },
-      include: { supergroup: true },
-    });
+    const supergroups = await supergroupsOf(tx, group.id);
     // The group itself, and the anonymous groups (setting values) that contain it.
     const uses = new Set([
       group.id,
@@ -69,20 +72,12 @@ export async function doDeactivateUserGroup(
       uses.has(realm[`${name}_id`] ?? -1),
     );
     if (realmSettings.length > 0) objections.push({ type: "realm", settings: realmSettings });
-    const channels = await tx.prisma.channel.findMany({
-      where: { realm_id: user.realm_id, is_archived: false },
-      orderBy: { id: "asc" },
-    });
-    for (const channel of channels) {
+    for (const channel of await liveChannels(tx, user.realm_id)) {
       const settings = CHANNEL_GROUP_SETTINGS.filter((name) => uses.has(channel[`${name}_id`]));
       if (settings.length > 0)
         objections.push({ type: "channel", channel_id: channel.id, settings });
     }
-    const groups = await tx.prisma.userGroup.findMany({
-      where: { realm_id: user.realm_id, name: { not: null }, deactivated: false },
-      orderBy: { id: "asc" },
-    });
-    for (const other of groups) {
+    for (const other of await liveNamedGroups(tx, user.realm_id)) {
       const settings = GROUP_SETTINGS.filter((name) => uses.has(other[`${name}_id`] ?? -1));
       if (settings.length > 0 && other.id !== group.id)
         objections.push({ type: "user_group", group_id: other.id, settings });
@@ -95,7 +90,7 @@ export async function doDeactivateUserGroup(
         { objections },
       );
     }
-    await tx.prisma.userGroup.update({ where: { id: group.id }, data: { deactivated: true } });
+    await deactivateGroup(tx, group.id);
     // Shaped per queue: a `remove` for clients that cannot filter deactivated groups.
     await sendEvent(tx, await realmAudience(tx, user.realm_id), {
       type: "user_group",

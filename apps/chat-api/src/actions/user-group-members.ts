@@ -3,7 +3,21 @@ import type { Database } from "../db/database";
 import { InsufficientPermissionError, JsonableError } from "@repo/envelope";
 import { realmAudience, sendEvent, sendEvents } from "../realtime/queue";
 import type { UserGroup } from "../gen/prisma/client";
-import { advisoryLock, withSubgroups } from "../db/queries/user-groups";
+import {
+  advisoryLock,
+  deleteGroupMembers,
+  deleteSubgroups,
+  directMembersAmong,
+  firstUnknownGroup,
+  insertGroupMembers,
+  insertSubgroups,
+  namedGroupInRealm,
+  subgroupIdsOf,
+  userGroupById,
+  withSubgroups,
+} from "../db/queries/user-groups";
+import { realmById } from "../db/queries/realms";
+import { firstInactiveOrUnknown } from "../db/queries/users";
 import { isGroupMember } from "./user-groups";
 
 /**
@@ -25,12 +39,10 @@ async function accessGroupForUpdate(
   groupId: number,
   permission: GroupPermission,
 ): Promise<UserGroup> {
-  const group = await db.prisma.userGroup.findFirst({
-    where: { id: groupId, realm_id: user.realm_id, name: { not: null } },
-  });
+  const group = await namedGroupInRealm(db, user.realm_id, groupId);
   if (group === null) throw new JsonableError("Invalid user group");
   if (group.is_system_group) throw new InsufficientPermissionError();
-  const realm = await db.prisma.realm.findUniqueOrThrow({ where: { id: user.realm_id } });
+  const realm = await realmById(db, user.realm_id);
   for (const granting of [
     realm.can_manage_all_groups_id,
     group.can_manage_group_id,
@@ -73,23 +85,10 @@ async function changeSubgroups(
   // One change to a realm's group graph at a time, so two concurrent adds cannot close a cycle.
   await advisoryLock(tx, SUBGROUP_LOCK, user.realm_id);
   if (add.length > 0) {
-    const found = await tx.prisma.userGroup.findMany({
-      where: {
-        id: { in: [...add] },
-        realm_id: user.realm_id,
-        name: { not: null },
-        deactivated: false,
-      },
-      select: { id: true },
-    });
-    const known = new Set(found.map((g) => g.id));
-    const unknown = add.find((id) => !known.has(id));
+    const unknown = await firstUnknownGroup(tx, user.realm_id, add, true);
     if (unknown !== undefined) throw new JsonableError(`Invalid user group ID: ${unknown}`);
-    const current = await tx.prisma.userGroupSubgroup.findMany({
-      where: { supergroup_id: groupId },
-      select: { subgroup_id: true },
-    });
-    const already = add.find((id) => current.some((c) => c.subgroup_id === id));
+    const current = new Set(await subgroupIdsOf(tx, groupId));
+    const already = add.find((id) => current.has(id));
     if (already !== undefined)
       throw new JsonableError(`User group ${already} is already a subgroup of this group.`);
     if ((await withSubgroups(tx, add)).includes(groupId)) {
@@ -97,9 +96,7 @@ async function changeSubgroups(
         `User group ${groupId} is already a subgroup of one of the passed subgroups.`,
       );
     }
-    await tx.prisma.userGroupSubgroup.createMany({
-      data: [...new Set(add)].map((id) => ({ supergroup_id: groupId, subgroup_id: id })),
-    });
+    await insertSubgroups(tx, groupId, [...new Set(add)]);
     await sendEvent(tx, await realmAudience(tx, user.realm_id), {
       type: "user_group",
       op: "add_subgroups",
@@ -108,16 +105,11 @@ async function changeSubgroups(
     });
   }
   if (remove.length > 0) {
-    const current = await tx.prisma.userGroupSubgroup.findMany({
-      where: { supergroup_id: groupId },
-      select: { subgroup_id: true },
-    });
-    const missing = remove.find((id) => !current.some((c) => c.subgroup_id === id));
+    const current = new Set(await subgroupIdsOf(tx, groupId));
+    const missing = remove.find((id) => !current.has(id));
     if (missing !== undefined)
       throw new JsonableError(`User group ${missing} is not a subgroup of this group.`);
-    await tx.prisma.userGroupSubgroup.deleteMany({
-      where: { supergroup_id: groupId, subgroup_id: { in: [...remove] } },
-    });
+    await deleteSubgroups(tx, groupId, remove);
     await sendEvent(tx, await realmAudience(tx, user.realm_id), {
       type: "user_group",
       op: "remove_subgroups",
@@ -156,7 +148,7 @@ export async function doUpdateMembers(
   if (remove.length + change.removeSubgroups.length > 0)
     await accessGroupForUpdate(db, user, groupId, "can_remove_members_group_id");
   await db.transaction(async (tx) => {
-    const group = await tx.prisma.userGroup.findUniqueOrThrow({ where: { id: groupId } });
+    const group = await userGroupById(tx, groupId);
     if (group.deactivated) throw new JsonableError("User group is deactivated.");
     const adding = [...new Set(add)];
     const removing = [...new Set(remove)];
@@ -175,39 +167,20 @@ async function changeMembers(
   adding: readonly number[],
   removing: readonly number[],
 ): Promise<void> {
-  const current = new Set(
-    (
-      await tx.prisma.userGroupMember.findMany({
-        where: { group_id: groupId, user_id: { in: [...adding, ...removing] } },
-        select: { user_id: true },
-      })
-    ).map((m) => m.user_id),
-  );
+  const current = await directMembersAmong(tx, groupId, [...adding, ...removing]);
   if (adding.length > 0) {
-    const active = new Set(
-      (
-        await tx.prisma.user.findMany({
-          where: { id: { in: [...adding] }, realm_id: user.realm_id, is_active: true },
-          select: { id: true },
-        })
-      ).map((u) => u.id),
-    );
-    const invalid = adding.find((id) => !active.has(id));
+    const invalid = await firstInactiveOrUnknown(tx, user.realm_id, adding);
     if (invalid !== undefined) throw new JsonableError(`Invalid user ID: ${invalid}`);
     const member = adding.find((id) => current.has(id));
     if (member !== undefined)
       throw new JsonableError(`User ${member} is already a member of this group`);
-    await tx.prisma.userGroupMember.createMany({
-      data: adding.map((user_id) => ({ group_id: groupId, user_id })),
-    });
+    await insertGroupMembers(tx, groupId, adding);
   }
   if (removing.length > 0) {
     const absent = removing.find((id) => !current.has(id));
     if (absent !== undefined)
       throw new JsonableError(`There is no member '${absent}' in this user group`);
-    await tx.prisma.userGroupMember.deleteMany({
-      where: { group_id: groupId, user_id: { in: [...removing] } },
-    });
+    await deleteGroupMembers(tx, groupId, removing);
   }
   const audience = await realmAudience(tx, user.realm_id);
   await sendEvents(tx, [

@@ -4,7 +4,16 @@ import { InsufficientPermissionError, JsonableError } from "@repo/envelope";
 import { realmAudience, sendEvent } from "../realtime/queue";
 import { systemGroupIds } from "./realm-creation";
 import { type GroupSettingValue, readGroupSettings, storeGroupSetting } from "../lib/group-setting";
-import { groupMembership } from "../db/queries/user-groups";
+import {
+  firstUnknownGroup,
+  groupMembership,
+  groupNameTaken,
+  groupsWithMembers,
+  insertUserGroup,
+  namedGroupIds,
+} from "../db/queries/user-groups";
+import { realmById } from "../db/queries/realms";
+import { firstInactiveOrUnknown } from "../db/queries/users";
 
 /**
  * Whether `userId` is a member of `groupId`: directly, or (unless `directOnly`)
@@ -57,8 +66,7 @@ export async function hasRealmPermission(
   setting: RealmPermission,
   userId: number,
 ): Promise<boolean> {
-  const realm = await tx.prisma.realm.findUniqueOrThrow({ where: { id: realmId } });
-  const groupId = realm[setting];
+  const groupId = (await realmById(tx, realmId))[setting];
   return groupId !== null && isGroupMember(tx, groupId, userId, false);
 }
 
@@ -100,26 +108,13 @@ export async function doCreateUserGroup(
   if (!(await hasRealmPermission(db, user.realm_id, "can_create_groups_id", user.id)))
     throw new InsufficientPermissionError();
   return db.transaction(async (tx) => {
-    const taken = await tx.prisma.userGroup.findFirst({
-      where: { realm_id: user.realm_id, name: group.name },
-    });
-    if (taken !== null) throw new JsonableError(`User group '${group.name}' already exists.`);
+    if (await groupNameTaken(tx, user.realm_id, group.name))
+      throw new JsonableError(`User group '${group.name}' already exists.`);
     const members = [...new Set(group.members)];
-    const found = await tx.prisma.user.findMany({
-      where: { id: { in: members }, realm_id: user.realm_id, is_active: true },
-    });
-    const unknownUser = members.find((id) => !found.some((u) => u.id === id));
+    const unknownUser = await firstInactiveOrUnknown(tx, user.realm_id, members);
     if (unknownUser !== undefined) throw new JsonableError(`Invalid user ID: ${unknownUser}`);
     const subgroups = [...new Set(group.subgroups)];
-    const groups = await tx.prisma.userGroup.findMany({
-      where: {
-        id: { in: subgroups },
-        realm_id: user.realm_id,
-        name: { not: null },
-        deactivated: false,
-      },
-    });
-    const unknownGroup = subgroups.find((id) => !groups.some((g) => g.id === id));
+    const unknownGroup = await firstUnknownGroup(tx, user.realm_id, subgroups, true);
     if (unknownGroup !== undefined)
       throw new JsonableError(`Invalid user group ID: ${unknownGroup}`);
     const system = await systemGroupIds(tx, user.realm_id);
@@ -139,51 +134,36 @@ export async function doCreateUserGroup(
         group.settings[name] ?? defaults[name],
       );
     }
-    const created = await tx.prisma.userGroup.create({
-      data: {
+    const createdId = await insertUserGroup(
+      tx,
+      {
         realm_id: user.realm_id,
         name: group.name,
         description: group.description,
         creator_id: user.id,
         ...settings,
-        members: { create: members.map((user_id) => ({ user_id })) },
-        subgroups: { create: subgroups.map((subgroup_id) => ({ subgroup_id })) },
       },
-    });
-    const [view] = await userGroupViews(tx, [created.id]);
+      members,
+      subgroups,
+    );
+    const [view] = await userGroupViews(tx, [createdId]);
     await sendEvent(tx, await realmAudience(tx, user.realm_id), {
       type: "user_group",
       op: "add",
       group: view,
     });
-    return created.id;
+    return createdId;
   });
 }
 
 /** The realm's named groups as GET /user_groups describes them. */
 export async function listUserGroups(tx: Tx, realmId: number, includeDeactivated: boolean) {
-  const rows = await tx.prisma.userGroup.findMany({
-    where: {
-      realm_id: realmId,
-      name: { not: null },
-      ...(includeDeactivated ? {} : { deactivated: false }),
-    },
-    select: { id: true },
-    orderBy: { id: "asc" },
-  });
-  return userGroupViews(
-    tx,
-    rows.map((r) => r.id),
-  );
+  return userGroupViews(tx, await namedGroupIds(tx, realmId, includeDeactivated));
 }
 
 /** Groups as GET /user_groups and the `user_group` events describe them, in id order. */
 export async function userGroupViews(tx: Tx, ids: readonly number[]) {
-  const groups = await tx.prisma.userGroup.findMany({
-    where: { id: { in: [...ids] } },
-    include: { members: { where: { user: { is_active: true } } }, subgroups: true },
-    orderBy: { id: "asc" },
-  });
+  const groups = await groupsWithMembers(tx, ids);
   const values = await readGroupSettings(
     tx,
     groups.flatMap((g) => GROUP_SETTINGS.map((name) => g[`${name}_id`] ?? -1)),

@@ -2,6 +2,13 @@ import type { Tx } from "../db/kysely";
 import { JsonableError } from "@repo/envelope";
 import { z } from "zod";
 import { json } from "./params";
+import {
+  firstUnknownGroup,
+  groupsWithMembers,
+  insertUserGroup,
+  namedGroupInRealm,
+} from "../db/queries/user-groups";
+import { usersAmong } from "../db/queries/users";
 
 /** A group-setting value on the wire: a group id, or a set of users and groups (stored as an anonymous group). */
 export type GroupSettingValue = number | { direct_members: number[]; direct_subgroups: number[] };
@@ -33,37 +40,21 @@ export async function storeGroupSetting(
   value: GroupSettingValue,
 ): Promise<number> {
   if (typeof value === "number") {
-    const group = await tx.prisma.userGroup.findFirst({
-      where: { id: value, realm_id: realmId, name: { not: null } },
-    });
+    const group = await namedGroupInRealm(tx, realmId, value);
     if (group === null) throw new JsonableError("Invalid user group");
     return group.id;
   }
   const subgroupIds = [...new Set(value.direct_subgroups)];
-  const subgroups = await tx.prisma.userGroup.findMany({
-    where: { id: { in: subgroupIds }, realm_id: realmId, name: { not: null } },
-  });
-  const unknownGroup = subgroupIds.find((id) => !subgroups.some((g) => g.id === id));
+  const unknownGroup = await firstUnknownGroup(tx, realmId, subgroupIds, false);
   if (unknownGroup !== undefined) throw new JsonableError(`Invalid user group ID: ${unknownGroup}`);
   const memberIds = [...new Set(value.direct_members)];
-  const users = await tx.prisma.user.findMany({
-    where: { id: { in: memberIds }, realm_id: realmId },
-    select: { id: true, is_active: true },
-  });
+  const users = await usersAmong(tx, realmId, memberIds);
   const unknownUser = memberIds.find((id) => !users.some((u) => u.id === id));
   if (unknownUser !== undefined) throw new JsonableError(`Invalid user ID: ${unknownUser}`);
   const active = users.filter((u) => u.is_active).map((u) => u.id);
   const only = subgroupIds[0];
   if (active.length === 0 && subgroupIds.length === 1 && only !== undefined) return only;
-  const anonymous = await tx.prisma.userGroup.create({
-    data: {
-      realm_id: realmId,
-      name: null,
-      members: { create: active.map((user_id) => ({ user_id })) },
-      subgroups: { create: subgroupIds.map((subgroup_id) => ({ subgroup_id })) },
-    },
-  });
-  return anonymous.id;
+  return insertUserGroup(tx, { realm_id: realmId, name: null }, active, subgroupIds);
 }
 
 /** How a setting that points at `groupId` reads on the wire. */
@@ -82,10 +73,7 @@ export async function readGroupSettings(
   groupIds: Iterable<number>,
 ): Promise<Map<number, GroupSettingValue>> {
   const ids = [...new Set(groupIds)];
-  const groups = await tx.prisma.userGroup.findMany({
-    where: { id: { in: ids } },
-    include: { members: { where: { user: { is_active: true } } }, subgroups: true },
-  });
+  const groups = await groupsWithMembers(tx, ids);
   return new Map(
     groups.map((group) => [
       group.id,

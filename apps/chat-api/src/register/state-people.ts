@@ -1,3 +1,4 @@
+import { systemBotIds } from "../db/queries/users";
 import type { Database } from "../db/database";
 import type { Realm } from "../gen/prisma/client";
 import { hasRealmPermission } from "../actions/user-groups";
@@ -20,14 +21,7 @@ export async function peopleState(
     clientGravatar,
     customProfileFields: true,
   });
-  const systemBots = new Set(
-    (
-      await db.prisma.user.findMany({
-        where: { realm_id: realm.id, is_system_bot: true },
-        select: { id: true },
-      })
-    ).map((b) => b.id),
-  );
+  const systemBots = new Set(await systemBotIds(db, realm.id));
   const may = (setting: Parameters<typeof hasRealmPermission>[2]) =>
     hasRealmPermission(db, realm.id, setting, user.id);
   const [publicChannels, privateChannels, webPublicChannels, invite] = await Promise.all([

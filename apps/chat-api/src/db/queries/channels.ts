@@ -244,3 +244,11 @@ export function defaultChannels(tx: Tx, realmId: number) {
     where: { realm_id: realmId, is_default_stream: true, is_archived: false },
   });
 }
+
+/** The realm's live channels, by id. */
+export function liveChannels(tx: Tx, realmId: number) {
+  return tx.prisma.channel.findMany({
+    where: { realm_id: realmId, is_archived: false },
+    orderBy: { id: "asc" },
+  });
+}

@@ -49,3 +49,34 @@ export function updateDraftQuery(
 export function updateDraft(tx: Tx, userId: number, draftId: number, change: DraftChange) {
   return updateDraftQuery(tx.q, userId, draftId, change).executeTakeFirst();
 }
+
+/** How many drafts user `userId` keeps. */
+export function draftCount(tx: Tx, userId: number): Promise<number> {
+  return tx.prisma.draft.count({ where: { user_id: userId } });
+}
+
+/** Stores user `userId`'s new drafts; answers them as stored, in order. */
+export async function insertDrafts(tx: Tx, userId: number, rows: readonly DraftChange[]) {
+  const created = [];
+  for (const row of rows)
+    created.push(await tx.prisma.draft.create({ data: { ...row, user_id: userId } }));
+  return created;
+}
+
+/** User `userId`'s draft `draftId`, or null. */
+export function ownDraft(tx: Tx, userId: number, draftId: number) {
+  return tx.prisma.draft.findFirst({ where: { id: draftId, user_id: userId } });
+}
+
+/** Deletes draft `draftId`. */
+export async function deleteDraft(tx: Tx, draftId: number): Promise<void> {
+  await tx.prisma.draft.delete({ where: { id: draftId } });
+}
+
+/** User `userId`'s drafts, newest edit first. */
+export function draftsOf(tx: Tx, userId: number) {
+  return tx.prisma.draft.findMany({
+    where: { user_id: userId },
+    orderBy: [{ last_edit_time: "desc" }, { id: "desc" }],
+  });
+}

@@ -324,3 +324,11 @@ export async function alertWordsOf(
     .where("user_id", "=", (eb) => eb.fn.any(eb.val([...userIds])))
     .execute();
 }
+
+/** Messages `ids` (those that exist): their senders' ids and names. */
+export function messageSenders(tx: Tx, ids: readonly number[]) {
+  return tx.prisma.message.findMany({
+    where: { id: { in: [...ids] } },
+    select: { id: true, sender_id: true, sender: { select: { full_name: true } } },
+  });
+}

@@ -35,3 +35,53 @@ export async function claimDueReminder(tx: Tx, now: Date): Promise<number | unde
     .executeTakeFirst();
   return row?.id;
 }
+
+/** How many of user `userId`'s reminders are still to be sent. */
+export function pendingReminderCount(tx: Tx, userId: number): Promise<number> {
+  return tx.prisma.reminder.count({ where: { user_id: userId, delivered: false } });
+}
+
+/** A new reminder's columns. */
+export interface NewReminder {
+  realm_id: number;
+  user_id: number;
+  message_id: number;
+  note: string | null;
+  scheduled_timestamp: Date;
+}
+
+/** Stores a reminder; answers it as stored. */
+export function insertReminder(tx: Tx, row: NewReminder) {
+  return tx.prisma.reminder.create({ data: row });
+}
+
+/** User `userId`'s reminders still to be sent, soonest first. */
+export function pendingRemindersOf(tx: Tx, userId: number) {
+  return tx.prisma.reminder.findMany({
+    where: { user_id: userId, delivered: false },
+    orderBy: [{ scheduled_timestamp: "asc" }, { id: "asc" }],
+  });
+}
+
+/** Deletes reminder `id`. */
+export async function deleteReminder(tx: Tx, id: number): Promise<void> {
+  await tx.prisma.reminder.delete({ where: { id } });
+}
+
+/** Reminder `id` (it exists). */
+export function reminderById(tx: Tx, id: number) {
+  return tx.prisma.reminder.findUniqueOrThrow({ where: { id } });
+}
+
+/** Marks reminder `id` failed: it will not be sent. */
+export async function failReminder(tx: Tx, id: number): Promise<void> {
+  await tx.prisma.reminder.update({ where: { id }, data: { failed: true } });
+}
+
+/** Marks reminder `id` delivered as message `messageId`. */
+export async function markReminderDelivered(tx: Tx, id: number, messageId: number): Promise<void> {
+  await tx.prisma.reminder.update({
+    where: { id },
+    data: { delivered: true, delivered_message_id: messageId },
+  });
+}

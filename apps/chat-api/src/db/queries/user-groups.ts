@@ -116,11 +116,6 @@ export function groupByName(tx: Tx, realmId: number, name: string) {
   return tx.prisma.userGroup.findFirstOrThrow({ where: { realm_id: realmId, name } });
 }
 
-/** Makes user `userId` a direct member of group `groupId`. */
-export async function insertGroupMember(tx: Tx, groupId: number, userId: number): Promise<void> {
-  await tx.prisma.userGroupMember.create({ data: { group_id: groupId, user_id: userId } });
-}
-
 /** Whether `groupId` is a named, non-system group of the realm (one an invitation may name). */
 export async function isNamedUserGroup(tx: Tx, realmId: number, groupId: number): Promise<boolean> {
   const group = await tx.prisma.userGroup.findFirst({
@@ -128,4 +123,194 @@ export async function isNamedUserGroup(tx: Tx, realmId: number, groupId: number)
     select: { id: true },
   });
   return group !== null;
+}
+
+/** The realm's named group `groupId` (live or deactivated, system or not), or null. */
+export function namedGroupInRealm(tx: Tx, realmId: number, groupId: number) {
+  return tx.prisma.userGroup.findFirst({
+    where: { id: groupId, realm_id: realmId, name: { not: null } },
+  });
+}
+
+/** Group `groupId` (it exists). */
+export function userGroupById(tx: Tx, groupId: number) {
+  return tx.prisma.userGroup.findUniqueOrThrow({ where: { id: groupId } });
+}
+
+/** Whether the realm has a group named `name`. */
+export async function groupNameTaken(tx: Tx, realmId: number, name: string): Promise<boolean> {
+  const group = await tx.prisma.userGroup.findFirst({
+    where: { realm_id: realmId, name },
+    select: { id: true },
+  });
+  return group !== null;
+}
+
+/**
+ * The first of `ids` that is not a named group of the realm (with `liveOnly`,
+ * not a live one), if any.
+ */
+export async function firstUnknownGroup(
+  tx: Tx,
+  realmId: number,
+  ids: readonly number[],
+  liveOnly: boolean,
+): Promise<number | undefined> {
+  const found = await tx.prisma.userGroup.findMany({
+    where: {
+      id: { in: [...ids] },
+      realm_id: realmId,
+      name: { not: null },
+      ...(liveOnly ? { deactivated: false } : {}),
+    },
+    select: { id: true },
+  });
+  const known = new Set(found.map((g) => g.id));
+  return ids.find((id) => !known.has(id));
+}
+
+/** A new group's own columns (its permission settings are group ids). */
+export interface UserGroupRow {
+  realm_id: number;
+  name: string | null;
+  description?: string;
+  creator_id?: number;
+  can_add_members_group_id?: number;
+  can_join_group_id?: number;
+  can_leave_group_id?: number;
+  can_manage_group_id?: number;
+  can_mention_group_id?: number;
+  can_remove_members_group_id?: number;
+}
+
+/** Stores a group with its direct members and subgroups; answers its id. */
+export async function insertUserGroup(
+  tx: Tx,
+  row: UserGroupRow,
+  memberIds: readonly number[],
+  subgroupIds: readonly number[],
+): Promise<number> {
+  const created = await tx.prisma.userGroup.create({
+    data: {
+      ...row,
+      members: { create: memberIds.map((user_id) => ({ user_id })) },
+      subgroups: { create: subgroupIds.map((subgroup_id) => ({ subgroup_id })) },
+    },
+    select: { id: true },
+  });
+  return created.id;
+}
+
+/** Ids of the realm's named groups, by id (deactivated ones too if asked). */
+export async function namedGroupIds(
+  tx: Tx,
+  realmId: number,
+  includeDeactivated: boolean,
+): Promise<number[]> {
+  const rows = await tx.prisma.userGroup.findMany({
+    where: {
+      realm_id: realmId,
+      name: { not: null },
+      ...(includeDeactivated ? {} : { deactivated: false }),
+    },
+    select: { id: true },
+    orderBy: { id: "asc" },
+  });
+  return rows.map((r) => r.id);
+}
+
+/** Groups `ids` by id, each with its active direct members and its direct subgroups. */
+export function groupsWithMembers(tx: Tx, ids: readonly number[]) {
+  return tx.prisma.userGroup.findMany({
+    where: { id: { in: [...ids] } },
+    include: { members: { where: { user: { is_active: true } } }, subgroups: true },
+    orderBy: { id: "asc" },
+  });
+}
+
+/** The realm's live named groups, by id. */
+export function liveNamedGroups(tx: Tx, realmId: number) {
+  return tx.prisma.userGroup.findMany({
+    where: { realm_id: realmId, name: { not: null }, deactivated: false },
+    orderBy: { id: "asc" },
+  });
+}
+
+/** Ids of group `groupId`'s direct subgroups. */
+export async function subgroupIdsOf(tx: Tx, groupId: number): Promise<number[]> {
+  const rows = await tx.prisma.userGroupSubgroup.findMany({
+    where: { supergroup_id: groupId },
+    select: { subgroup_id: true },
+  });
+  return rows.map((r) => r.subgroup_id);
+}
+
+/** The groups that hold `groupId` as a direct subgroup, with their rows. */
+export function supergroupsOf(tx: Tx, groupId: number) {
+  return tx.prisma.userGroupSubgroup.findMany({
+    where: { subgroup_id: groupId },
+    include: { supergroup: true },
+  });
+}
+
+/** Adds direct subgroups to group `groupId`. */
+export async function insertSubgroups(
+  tx: Tx,
+  groupId: number,
+  subgroupIds: readonly number[],
+): Promise<void> {
+  await tx.prisma.userGroupSubgroup.createMany({
+    data: subgroupIds.map((id) => ({ supergroup_id: groupId, subgroup_id: id })),
+  });
+}
+
+/** Removes direct subgroups from group `groupId`. */
+export async function deleteSubgroups(
+  tx: Tx,
+  groupId: number,
+  subgroupIds: readonly number[],
+): Promise<void> {
+  await tx.prisma.userGroupSubgroup.deleteMany({
+    where: { supergroup_id: groupId, subgroup_id: { in: [...subgroupIds] } },
+  });
+}
+
+/** Which of `userIds` are direct members of group `groupId`. */
+export async function directMembersAmong(
+  tx: Tx,
+  groupId: number,
+  userIds: readonly number[],
+): Promise<Set<number>> {
+  const rows = await tx.prisma.userGroupMember.findMany({
+    where: { group_id: groupId, user_id: { in: [...userIds] } },
+    select: { user_id: true },
+  });
+  return new Set(rows.map((m) => m.user_id));
+}
+
+/** Makes `userIds` direct members of group `groupId`. */
+export async function insertGroupMembers(
+  tx: Tx,
+  groupId: number,
+  userIds: readonly number[],
+): Promise<void> {
+  await tx.prisma.userGroupMember.createMany({
+    data: userIds.map((user_id) => ({ group_id: groupId, user_id })),
+  });
+}
+
+/** Removes `userIds` from group `groupId`'s direct members. */
+export async function deleteGroupMembers(
+  tx: Tx,
+  groupId: number,
+  userIds: readonly number[],
+): Promise<void> {
+  await tx.prisma.userGroupMember.deleteMany({
+    where: { group_id: groupId, user_id: { in: [...userIds] } },
+  });
+}
+
+/** Marks group `groupId` deactivated. */
+export async function deactivateGroup(tx: Tx, groupId: number): Promise<void> {
+  await tx.prisma.userGroup.update({ where: { id: groupId }, data: { deactivated: true } });
 }

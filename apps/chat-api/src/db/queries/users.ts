@@ -144,3 +144,50 @@ export async function advancePointer(tx: Tx, userId: number, pointer: number): P
     data: { pointer },
   });
 }
+
+/** The first of `ids` that is not an active user of the realm, if any. */
+export async function firstInactiveOrUnknown(
+  tx: Tx,
+  realmId: number,
+  ids: readonly number[],
+): Promise<number | undefined> {
+  const found = await tx.prisma.user.findMany({
+    where: { id: { in: [...ids] }, realm_id: realmId, is_active: true },
+    select: { id: true },
+  });
+  const active = new Set(found.map((u) => u.id));
+  return ids.find((id) => !active.has(id));
+}
+
+/** Whether user `userId` keeps drafts synchronized across clients. */
+export async function syncsDrafts(tx: Tx, userId: number): Promise<boolean> {
+  const user = await tx.prisma.user.findUniqueOrThrow({
+    where: { id: userId },
+    select: { enable_drafts_synchronization: true },
+  });
+  return user.enable_drafts_synchronization;
+}
+
+/** The realm's users among `ids`, active or not. */
+export function usersAmong(tx: Tx, realmId: number, ids: readonly number[]) {
+  return tx.prisma.user.findMany({
+    where: { id: { in: [...ids] }, realm_id: realmId },
+    select: { id: true, is_active: true },
+  });
+}
+
+/** The realm's active notification bot (its system bot), or null. */
+export function notificationBot(tx: Tx, realmId: number) {
+  return tx.prisma.user.findFirst({
+    where: { realm_id: realmId, is_system_bot: true, is_active: true },
+  });
+}
+
+/** Ids of the realm's system bots, active or not. */
+export async function systemBotIds(tx: Tx, realmId: number): Promise<number[]> {
+  const rows = await tx.prisma.user.findMany({
+    where: { realm_id: realmId, is_system_bot: true },
+    select: { id: true },
+  });
+  return rows.map((r) => r.id);
+}
