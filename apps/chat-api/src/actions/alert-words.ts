@@ -1,3 +1,4 @@
+import { alertWordList, deleteAlertWords, insertAlertWords } from "../db/queries/alert-words";
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
@@ -12,11 +13,7 @@ export const MAX_ALERT_WORD_LENGTH = 100;
 
 /** The user's alert words, in the order they were added. */
 export async function listAlertWords(tx: Tx, userId: number): Promise<string[]> {
-  const rows = await tx.prisma.alertWord.findMany({
-    where: { user_id: userId },
-    orderBy: { id: "asc" },
-  });
-  return rows.map((r) => r.word);
+  return alertWordList(tx, userId);
 }
 
 /**
@@ -49,16 +46,9 @@ export async function doChangeAlertWords(
         fresh.push(word);
       }
       checkCap(current.length, fresh.length, cap, "alert words");
-      await tx.prisma.alertWord.createMany({
-        data: fresh.map((word) => ({ user_id: user.id, word })),
-        skipDuplicates: true,
-      });
+      await insertAlertWords(tx, user.id, fresh);
     } else {
-      const gone = new Set(cleaned.map((w) => w.toLowerCase()));
-      const ids = (await tx.prisma.alertWord.findMany({ where: { user_id: user.id } })).filter(
-        (r) => gone.has(r.word.toLowerCase()),
-      );
-      await tx.prisma.alertWord.deleteMany({ where: { id: { in: ids.map((r) => r.id) } } });
+      await deleteAlertWords(tx, user.id, cleaned);
     }
     const list = await listAlertWords(tx, user.id);
     await sendEvent(tx, [user.id], { type: "alert_words", alert_words: list });

@@ -1,3 +1,13 @@
+import {
+  folderCount,
+  folderHoldsLiveChannel,
+  folderInRealm,
+  folderNameTaken,
+  foldersOf,
+  insertChannelFolder,
+  updateChannelFolder,
+} from "../db/queries/channel-folders";
+import { nextOrder } from "../db/queries/realms";
 import { realmAudience, sendEvent, sendEvents } from "../realtime/queue";
 import type { Database } from "../db/database";
 import type { Tx } from "../db/kysely";
@@ -8,7 +18,6 @@ import type { ChannelFolder } from "../gen/prisma/client";
 import { checkPlain, renderPlain } from "../lib/render";
 import { codePoints } from "../lib/text";
 import { isUniqueViolation } from "./realm-config";
-import { caselessEquals } from "../db/queries/text";
 
 /** Limits of a channel folder's name and description. */
 export const MAX_FOLDER_NAME_LENGTH = 60;
@@ -46,23 +55,16 @@ export async function doCreateChannelFolder(
   try {
     return await db.transaction(async (tx) => {
       await checkNameFree(tx, creator.realm_id, trimmed, undefined);
-      const last = await tx.prisma.channelFolder.aggregate({
-        where: { realm_id: creator.realm_id },
-        _max: { order: true },
-        _count: { _all: true },
-      });
-      if (last._count._all >= MAX_FOLDERS_PER_REALM)
+      if ((await folderCount(tx, creator.realm_id)) >= MAX_FOLDERS_PER_REALM)
         throw new JsonableError(
           `This organization has too many channel folders (limit: ${String(MAX_FOLDERS_PER_REALM)}).`,
         );
-      const folder = await tx.prisma.channelFolder.create({
-        data: {
-          realm_id: creator.realm_id,
-          name: trimmed,
-          description,
-          creator_id: creator.id,
-          order: (last._max.order ?? -1) + 1,
-        },
+      const folder = await insertChannelFolder(tx, {
+        realm_id: creator.realm_id,
+        name: trimmed,
+        description,
+        creator_id: creator.id,
+        order: await nextOrder(tx, "channel_folders", creator.realm_id),
       });
       await sendEvent(tx, await realmAudience(tx, creator.realm_id), {
         type: "channel_folder",
@@ -96,14 +98,7 @@ function nameInUse(): JsonableError {
 
 /** Throws unless no folder of the realm but `except` has `name` (case-insensitively). */
 async function checkNameFree(tx: Tx, realmId: number, name: string, except: number | undefined) {
-  const taken = await tx.prisma.channelFolder.findFirst({
-    where: {
-      realm_id: realmId,
-      name: caselessEquals(name),
-      ...(except === undefined ? {} : { id: { not: except } }),
-    },
-  });
-  if (taken !== null) throw nameInUse();
+  if (await folderNameTaken(tx, realmId, name, except)) throw nameInUse();
 }
 
 /** What PATCH /channel_folders/{id} may change (undefined: left as it is). */
@@ -133,9 +128,7 @@ export async function doUpdateChannelFolder(
     change.description === undefined ? undefined : await renderPlain(change.description);
   try {
     await db.transaction(async (tx) => {
-      const folder = await tx.prisma.channelFolder.findFirst({
-        where: { id: folderId, realm_id: actor.realm_id },
-      });
+      const folder = await folderInRealm(tx, actor.realm_id, folderId);
       if (folder === null) throw new JsonableError("Invalid channel folder ID");
       const changes: Record<string, string | boolean>[] = [];
       if (name !== undefined && name !== folder.name) {
@@ -148,20 +141,17 @@ export async function doUpdateChannelFolder(
           rendered_description: rendered ?? "",
         });
       if (change.isArchived !== undefined && change.isArchived !== folder.is_archived) {
-        if (change.isArchived && (await folderInUse(tx, folder.id)))
+        if (change.isArchived && (await folderHoldsLiveChannel(tx, folder.id)))
           throw new JsonableError(
             "You need to remove all the channels from this folder to archive it.",
           );
         changes.push({ is_archived: change.isArchived });
       }
       if (changes.length === 0) return;
-      await tx.prisma.channelFolder.update({
-        where: { id: folder.id },
-        data: {
-          ...(name === undefined ? {} : { name }),
-          ...(change.description === undefined ? {} : { description: change.description }),
-          ...(change.isArchived === undefined ? {} : { is_archived: change.isArchived }),
-        },
+      await updateChannelFolder(tx, folder.id, {
+        ...(name === undefined ? {} : { name }),
+        ...(change.description === undefined ? {} : { description: change.description }),
+        ...(change.isArchived === undefined ? {} : { is_archived: change.isArchived }),
       });
       const audience = await realmAudience(tx, actor.realm_id);
       await sendEvents(
@@ -175,15 +165,6 @@ export async function doUpdateChannelFolder(
   } catch (error) {
     throw isUniqueViolation(error) ? nameInUse() : error;
   }
-}
-
-/** Whether a channel that is not archived is in the folder. */
-async function folderInUse(tx: Tx, folderId: number): Promise<boolean> {
-  const channel = await tx.prisma.channel.findFirst({
-    where: { folder_id: folderId, is_archived: false },
-    select: { id: true },
-  });
-  return channel !== null;
 }
 
 /**
@@ -220,9 +201,6 @@ export async function listChannelFolders(
   realmId: number,
   includeArchived: boolean,
 ): Promise<Awaited<ReturnType<typeof channelFolderView>>[]> {
-  const folders = await db.prisma.channelFolder.findMany({
-    where: { realm_id: realmId, ...(includeArchived ? {} : { is_archived: false }) },
-    orderBy: [{ order: "asc" }, { id: "asc" }],
-  });
+  const folders = await foldersOf(db, realmId, includeArchived);
   return Promise.all(folders.map(channelFolderView));
 }

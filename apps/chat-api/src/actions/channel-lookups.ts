@@ -3,7 +3,8 @@ import { JsonableError } from "@repo/envelope";
 import { channelSubscriberIds, channelTopics } from "../db/queries/channels";
 import type { AuthedUser } from "../lib/auth";
 import { isAdministrator } from "../lib/roles";
-import { accessChannelById, accessChannelByName, isSubscribed } from "./channels";
+import { accessChannelById, accessChannelByName } from "./channels";
+import { isSubscribed } from "../db/queries/channels";
 
 /**
  * Zulip's display name of the empty topic ("general chat"), sent in its place

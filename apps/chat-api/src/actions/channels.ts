@@ -12,8 +12,16 @@ import {
   clearTopicPolicy,
   setTopicPolicy,
   topicPolicyExists,
+  archiveChannel,
+  channelById,
+  channelViewerIds,
+  channelsOf,
+  hasLiveWebPublicChannel,
+  isSubscribed,
+  subscribedChannelIds,
+  topicPolicyCount,
 } from "../db/queries/channels";
-import { lockUser } from "../db/queries/users";
+import { botOwnerId, lockUser } from "../db/queries/users";
 import { checkCap } from "./caps";
 
 /** What deciding whether a user sees a channel reads of it. */
@@ -33,14 +41,6 @@ export async function canSee(
   if (isAdministrator(user.role) || channel.is_web_public) return true;
   if (!channel.invite_only && !isGuest(user.role)) return true;
   return subscribed();
-}
-
-/** Whether user `userId` is an active subscriber of channel `channelId`. */
-export async function isSubscribed(db: Tx, userId: number, channelId: number): Promise<boolean> {
-  const subscription = await db.prisma.subscription.findUnique({
-    where: { user_id_channel_id: { user_id: userId, channel_id: channelId } },
-  });
-  return subscription?.active === true;
 }
 
 /**
@@ -67,7 +67,7 @@ export async function accessChannelById(
   user: AuthedUser,
   channelId: number,
 ): Promise<Channel> {
-  const channel = await db.prisma.channel.findUnique({ where: { id: channelId } });
+  const channel = await channelById(db, channelId);
   if (
     channel === null ||
     !(await canSee(user, channel, () => isSubscribed(db, user.id, channelId)))
@@ -83,7 +83,7 @@ export async function channelByName(
   name: string,
 ): Promise<Channel | null> {
   const id = await channelIdByName(tx, realmId, name);
-  return id === undefined ? null : tx.prisma.channel.findUnique({ where: { id } });
+  return id === undefined ? null : channelById(tx, id);
 }
 
 /** The same by name (compared case-insensitively); else `Invalid channel name 'NAME'`. */
@@ -117,10 +117,7 @@ export async function doArchiveChannel(
     throw new JsonableError("You do not have permission to administer this channel.");
   if (channel.is_archived) throw new JsonableError("Channel is already deactivated");
   await db.transaction(async (tx) => {
-    await tx.prisma.channel.update({
-      where: { id: channel.id },
-      data: { is_archived: true, is_default_stream: false },
-    });
+    await archiveChannel(tx, channel.id);
     await sendEvent(tx, await channelAudience(tx, channel), {
       type: "stream",
       op: "delete",
@@ -200,7 +197,7 @@ async function checkTopicPolicyCap(
 ): Promise<void> {
   await lockUser(tx, userId);
   if (await topicPolicyExists(tx, userId, channelId, topic)) return;
-  const held = await tx.prisma.userTopic.count({ where: { user_id: userId } });
+  const held = await topicPolicyCount(tx, userId);
   checkCap(held, 1, cap, "topic settings");
 }
 
@@ -220,20 +217,7 @@ function userTopicEvent(channelId: number, topic: string, policy: number): ChatE
  * for a private one, its subscribers and the realm's administrators.
  */
 export async function channelAudience(tx: Tx, channel: Channel): Promise<number[]> {
-  const subscribed = { subscriptions: { some: { channel_id: channel.id, active: true } } };
-  const rows = await tx.prisma.user.findMany({
-    where: {
-      realm_id: channel.realm_id,
-      is_active: true,
-      OR: channel.invite_only
-        ? [subscribed, { role: { lte: Role.ADMINISTRATOR } }]
-        : channel.is_web_public
-          ? [{}]
-          : [subscribed, { role: { lt: Role.GUEST } }],
-    },
-    select: { id: true },
-  });
-  return rows.map((r) => r.id);
+  return channelViewerIds(tx, channel);
 }
 
 /** Which channels GET /streams returns (Zulip's parameters, defaults applied). */
@@ -259,18 +243,12 @@ export async function listChannels(
   query: ChannelQuery,
 ): Promise<Channel[]> {
   const [channels, subscribed, ownerSubscribed] = await Promise.all([
-    db.prisma.channel.findMany({
-      where: { realm_id: user.realm_id, ...(query.excludeArchived ? { is_archived: false } : {}) },
-    }),
-    activeSubscriptionIds(db, user.id),
+    channelsOf(db, user.realm_id, query.excludeArchived),
+    subscribedChannelIds(db, user.id),
     query.includeOwnerSubscribed && user.is_bot
-      ? db.prisma.user
-          .findUnique({ where: { id: user.id }, select: { bot_owner_id: true } })
-          .then((bot) =>
-            bot?.bot_owner_id == null
-              ? new Set<number>()
-              : activeSubscriptionIds(db, bot.bot_owner_id),
-          )
+      ? botOwnerId(db, user.id).then((owner) =>
+          owner === null ? new Set<number>() : subscribedChannelIds(db, owner),
+        )
       : new Set<number>(),
   ]);
   const guest = isGuest(user.role);
@@ -289,18 +267,7 @@ export async function listChannels(
   return selected.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id - b.id));
 }
 
-async function activeSubscriptionIds(db: Database, userId: number): Promise<Set<number>> {
-  const rows = await db.prisma.subscription.findMany({
-    where: { user_id: userId, active: true },
-    select: { channel_id: true },
-  });
-  return new Set(rows.map((r) => r.channel_id));
-}
-
-/** Whether the realm has a web-public channel that is not archived (`realm_web_public_access_enabled`). */
-export async function hasWebPublicChannels(db: Database, realmId: number): Promise<boolean> {
-  const count = await db.prisma.channel.count({
-    where: { realm_id: realmId, is_web_public: true, is_archived: false },
-  });
-  return count > 0;
+/** Whether the realm has a live web-public channel (`realm_web_public_access_enabled`). */
+export function hasWebPublicChannels(db: Database, realmId: number): Promise<boolean> {
+  return hasLiveWebPublicChannel(db, realmId);
 }

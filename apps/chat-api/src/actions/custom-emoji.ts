@@ -1,3 +1,12 @@
+import {
+  customEmojiByPath,
+  customEmojiCount,
+  customEmojiOf,
+  deactivateCustomEmoji,
+  insertCustomEmoji,
+  liveCustomEmojiByName,
+  liveCustomEmojiNamed,
+} from "../db/queries/custom-emoji";
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { JsonableError } from "@repo/envelope";
@@ -52,10 +61,7 @@ export async function listCustomEmoji(
   tx: Tx,
   realmId: number,
 ): Promise<Record<string, ReturnType<typeof customEmojiView>>> {
-  const rows = await tx.prisma.customEmoji.findMany({
-    where: { realm_id: realmId },
-    orderBy: { id: "asc" },
-  });
+  const rows = await customEmojiOf(tx, realmId);
   return Object.fromEntries(rows.map((row) => [String(row.id), customEmojiView(row)]));
 }
 
@@ -66,10 +72,7 @@ export async function liveCustomEmoji(
   names: readonly string[],
 ): Promise<{ id: number; name: string; source_url: string }[]> {
   if (names.length === 0) return [];
-  const rows = await tx.prisma.customEmoji.findMany({
-    where: { realm_id: realmId, deactivated: false, name: { in: [...names] } },
-    select: { id: true, name: true, path_id: true },
-  });
+  const rows = await liveCustomEmojiNamed(tx, realmId, names);
   return rows.map((r) => ({ id: r.id, name: r.name, source_url: customEmojiUrl(r.path_id) }));
 }
 
@@ -135,11 +138,7 @@ export async function doAddCustomEmoji(
   const name = rawName.trim().replaceAll(" ", "_");
   checkEmojiName(name);
   if (isGuest(user.role)) throw new JsonableError("Insufficient permission");
-  const taken = await db.prisma.customEmoji.findFirst({
-    where: { realm_id: user.realm_id, name, deactivated: false },
-    select: { id: true },
-  });
-  if (taken !== null) throw alreadyExists();
+  if ((await liveCustomEmojiByName(db, user.realm_id, name)) !== null) throw alreadyExists();
   if (unicodeEmojiCode(name) !== undefined && !isAdministrator(user.role))
     throw new JsonableError("Only administrators can override default emoji.");
   const format = imageFormat(await readFile(file.tempPath));
@@ -147,19 +146,17 @@ export async function doAddCustomEmoji(
   await store.put(pathId, file.tempPath, file.size, format.contentType);
   try {
     await db.transaction(async (tx) => {
-      const held = await tx.prisma.customEmoji.count({ where: { realm_id: user.realm_id } });
+      const held = await customEmojiCount(tx, user.realm_id);
       if (held >= MAX_CUSTOM_EMOJI_PER_REALM)
         throw new JsonableError(
           `This organization has too many custom emoji (limit: ${String(MAX_CUSTOM_EMOJI_PER_REALM)}).`,
         );
-      await tx.prisma.customEmoji.create({
-        data: {
-          realm_id: user.realm_id,
-          name,
-          author_id: user.id,
-          path_id: pathId,
-          content_type: format.contentType,
-        },
+      await insertCustomEmoji(tx, {
+        realm_id: user.realm_id,
+        name,
+        author_id: user.id,
+        path_id: pathId,
+        content_type: format.contentType,
       });
       await sendCustomEmojiEvent(tx, user.realm_id);
     });
@@ -180,13 +177,11 @@ export async function doDeactivateCustomEmoji(
   name: string,
 ): Promise<void> {
   await db.transaction(async (tx) => {
-    const emoji = await tx.prisma.customEmoji.findFirst({
-      where: { realm_id: user.realm_id, name, deactivated: false },
-    });
+    const emoji = await liveCustomEmojiByName(tx, user.realm_id, name);
     if (emoji === null) throw new JsonableError(`Emoji '${name}' does not exist`);
     if (!isAdministrator(user.role) && emoji.author_id !== user.id)
       throw new JsonableError("Must be an organization administrator or emoji author");
-    await tx.prisma.customEmoji.update({ where: { id: emoji.id }, data: { deactivated: true } });
+    await deactivateCustomEmoji(tx, emoji.id);
     await sendCustomEmojiEvent(tx, user.realm_id);
   });
 }
@@ -196,9 +191,5 @@ export async function customEmojiFile(
   db: Database,
   pathId: string,
 ): Promise<{ path_id: string; content_type: string } | undefined> {
-  const row = await db.prisma.customEmoji.findUnique({
-    where: { path_id: pathId },
-    select: { path_id: true, content_type: true },
-  });
-  return row ?? undefined;
+  return customEmojiByPath(db, pathId);
 }

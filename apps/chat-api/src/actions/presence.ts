@@ -1,3 +1,5 @@
+import { lastPresenceUpdate } from "../db/queries/presence";
+import { botAndPresence } from "../db/queries/users";
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { realmAudience, sendEvent } from "../realtime/queue";
@@ -158,12 +160,7 @@ async function presenceAccess(
 
 /** The newest presence update number of the realm (`presence_last_update_id`). */
 export async function lastPresenceUpdateId(tx: Tx, realmId: number): Promise<number> {
-  const row = await tx.prisma.presence.aggregate({
-    where: { realm_id: realmId },
-    _max: { last_update_id: true },
-  });
-  // A bigint column; its numbers stay far below 2^53.
-  return Number(row._max.last_update_id ?? -1);
+  return lastPresenceUpdate(tx, realmId);
 }
 
 /**
@@ -186,10 +183,7 @@ export async function userPresence(
     },
   );
   if (target === undefined) throw new JsonableError("No such user");
-  const row = await db.prisma.user.findUniqueOrThrow({
-    where: { id: target.id },
-    select: { is_bot: true, presence: true },
-  });
+  const row = await botAndPresence(db, target.id);
   if (row.is_bot) throw new JsonableError("Presence is not supported for bot users.");
   const accessible = await presenceAccess(db, viewer, limitToAccessible);
   const visible = accessible === "everyone" || accessible.has(target.id);

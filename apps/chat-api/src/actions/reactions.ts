@@ -7,7 +7,8 @@ import { isUnicodeEmoji, isUnicodeEmojiCode, unicodeEmojiCode } from "../lib/emo
 import { checkCap } from "./caps";
 import { lockUser } from "../db/queries/users";
 import { activeHolders } from "../db/queries/user-messages";
-import { liveCustomEmoji } from "./custom-emoji";
+import { customEmojiById, liveCustomEmojiByName } from "../db/queries/custom-emoji";
+import { deleteReaction, insertReaction, reactionsOfUser } from "../db/queries/reactions";
 
 /** Zulip's kinds of reaction emoji. */
 export type ReactionType = "unicode_emoji" | "realm_emoji" | "zulip_extra_emoji";
@@ -36,17 +37,20 @@ export async function resolveEmoji(
   ref: EmojiRef,
 ): Promise<{ name: string; code: string; type: ReactionType }> {
   const name = ref.emojiName;
-  const type =
-    ref.reactionType ??
-    (ref.emojiCode === undefined && name !== undefined
-      ? await typeOfName(tx, realmId, name)
-      : "unicode_emoji");
+  let type = ref.reactionType;
+  if (type === undefined && ref.emojiCode === undefined && name !== undefined) {
+    // A name alone: the realm's live custom emoji of that name first.
+    const custom = await liveCustomEmojiByName(tx, realmId, name);
+    if (custom !== null) return { name, code: String(custom.id), type: "realm_emoji" };
+    type = name === "zulip" ? "zulip_extra_emoji" : "unicode_emoji";
+  }
+  type ??= "unicode_emoji";
   if (type === "zulip_extra_emoji") {
     if ((name ?? "zulip") !== "zulip" || (ref.emojiCode ?? "zulip") !== "zulip")
       throw new JsonableError("Invalid emoji name.");
     return { name: "zulip", code: "zulip", type };
   }
-  if (type === "realm_emoji") return customEmojiOf(tx, realmId, ref);
+  if (type === "realm_emoji") return customEmojiRef(tx, realmId, ref);
   if (ref.emojiCode !== undefined) {
     if (!isUnicodeEmojiCode(ref.emojiCode)) throw new JsonableError("Invalid emoji code.");
     if (name === undefined) return { name: ref.emojiCode, code: ref.emojiCode, type };
@@ -60,32 +64,20 @@ export async function resolveEmoji(
   return { name, code, type };
 }
 
-/** What kind of emoji a name alone means: a live custom emoji's, else `zulip`, else unicode. */
-async function typeOfName(tx: Tx, realmId: number, name: string): Promise<ReactionType> {
-  if ((await liveCustomEmoji(tx, realmId, [name])).length > 0) return "realm_emoji";
-  return name === "zulip" ? "zulip_extra_emoji" : "unicode_emoji";
-}
-
 /** A live custom emoji of the realm, by code (its id, with its name) or by name. */
-async function customEmojiOf(
+async function customEmojiRef(
   tx: Tx,
   realmId: number,
   ref: EmojiRef,
 ): Promise<{ name: string; code: string; type: "realm_emoji" }> {
   if (ref.emojiCode === undefined) {
-    const [found] = await liveCustomEmoji(
-      tx,
-      realmId,
-      ref.emojiName === undefined ? [] : [ref.emojiName],
-    );
-    if (found === undefined) throw missingEmoji(ref.emojiName ?? "");
+    const found =
+      ref.emojiName === undefined ? null : await liveCustomEmojiByName(tx, realmId, ref.emojiName);
+    if (found === null) throw missingEmoji(ref.emojiName ?? "");
     return { name: found.name, code: String(found.id), type: "realm_emoji" };
   }
   const id = /^[0-9]{1,9}$/.test(ref.emojiCode) ? Number(ref.emojiCode) : undefined;
-  const emoji =
-    id === undefined
-      ? null
-      : await tx.prisma.customEmoji.findFirst({ where: { id, realm_id: realmId } });
+  const emoji = id === undefined ? null : await customEmojiById(tx, realmId, id);
   if (emoji === null) throw new JsonableError("Invalid custom emoji.");
   if (ref.emojiName !== undefined && emoji.name !== ref.emojiName)
     throw new JsonableError("Invalid custom emoji name.");
@@ -119,42 +111,29 @@ export async function doReact(
       emoji = await resolveEmoji(tx, user.realm_id, ref);
       // One reaction change at a time per user: the duplicate check and the cap hold.
       await lockUser(tx, user.id);
-      const mine = await tx.prisma.reaction.findMany({
-        where: { message_id: messageId, user_id: user.id },
-        select: { emoji_code: true, reaction_type: true },
-      });
+      const mine = await reactionsOfUser(tx, messageId, user.id);
       if (mine.some((r) => r.emoji_code === emoji.code && r.reaction_type === emoji.type))
         throw new JsonableError("Reaction already exists.");
       checkCap(mine.length, 1, MAX_REACTIONS_PER_USER_MESSAGE, "reactions on this message");
-      await tx.prisma.reaction.create({
-        data: {
-          message_id: messageId,
-          user_id: user.id,
-          emoji_name: emoji.name,
-          emoji_code: emoji.code,
-          reaction_type: emoji.type,
-        },
+      await insertReaction(tx, messageId, user.id, {
+        emoji_name: emoji.name,
+        emoji_code: emoji.code,
+        reaction_type: emoji.type,
       });
     } else {
       const named =
         ref.emojiCode === undefined && ref.emojiName !== undefined
-          ? await resolveEmoji(tx, user.realm_id, ref).catch(() => undefined)
+          ? await resolveEmoji(tx, user.realm_id, ref).catch((error: unknown) => {
+              // A name no emoji has now: the reaction may still be there under another type.
+              if (error instanceof JsonableError) return undefined;
+              throw error;
+            })
           : undefined;
       const code = ref.emojiCode ?? named?.code;
       const type = ref.reactionType ?? named?.type ?? "unicode_emoji";
       const removed =
-        code === undefined
-          ? null
-          : await tx.prisma.reaction.findFirst({
-              where: {
-                message_id: messageId,
-                user_id: user.id,
-                emoji_code: code,
-                reaction_type: type,
-              },
-            });
-      if (removed === null) throw new JsonableError("Reaction doesn't exist.");
-      await tx.prisma.reaction.delete({ where: { id: removed.id } });
+        code === undefined ? undefined : await deleteReaction(tx, messageId, user.id, code, type);
+      if (removed === undefined) throw new JsonableError("Reaction doesn't exist.");
       emoji = {
         name: removed.emoji_name,
         code: removed.emoji_code,

@@ -1,3 +1,16 @@
+import {
+  deleteLinkifier,
+  insertLinkifier,
+  linkifierPatternTaken,
+  linkifiersOf,
+} from "../db/queries/linkifiers";
+import {
+  insertProfileField,
+  profileFieldNameTaken,
+  profileFieldsOf,
+  summaryFieldCount,
+} from "../db/queries/profile-fields";
+import { nextOrder } from "../db/queries/realms";
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
@@ -75,22 +88,15 @@ export async function doAddLinkifier(
   const duplicate = new JsonableError("Linkifier with this Pattern and Realm already exists.");
   try {
     return await db.transaction(async (tx) => {
-      if ((await tx.prisma.linkifier.count({ where: { realm_id: realmId, pattern } })) > 0)
-        throw duplicate;
-      const last = await tx.prisma.linkifier.aggregate({
-        where: { realm_id: realmId },
-        _max: { order: true },
-      });
-      const row = await tx.prisma.linkifier.create({
-        data: {
-          realm_id: realmId,
-          pattern,
-          url_template: urlTemplate,
-          order: (last._max.order ?? -1) + 1,
-        },
+      if (await linkifierPatternTaken(tx, realmId, pattern)) throw duplicate;
+      const id = await insertLinkifier(tx, {
+        realm_id: realmId,
+        pattern,
+        url_template: urlTemplate,
+        order: await nextOrder(tx, "linkifiers", realmId),
       });
       await sendLinkifiersEvent(tx, realmId);
-      return row.id;
+      return id;
     });
   } catch (error) {
     throw isUniqueViolation(error) ? duplicate : error;
@@ -100,8 +106,7 @@ export async function doAddLinkifier(
 /** Removes one of the realm's linkifiers; another realm's or an unknown one is `Linkifier not found.` */
 export async function doRemoveLinkifier(db: Database, realmId: number, id: number): Promise<void> {
   await db.transaction(async (tx) => {
-    const { count } = await tx.prisma.linkifier.deleteMany({ where: { id, realm_id: realmId } });
-    if (count === 0) throw new JsonableError("Linkifier not found.");
+    if (!(await deleteLinkifier(tx, realmId, id))) throw new JsonableError("Linkifier not found.");
     await sendLinkifiersEvent(tx, realmId);
   });
 }
@@ -189,37 +194,28 @@ export async function doCreateProfileField(
   try {
     return await db.transaction(async (tx) => {
       if (field.displayInProfileSummary) {
-        const shown = await tx.prisma.customProfileField.count({
-          where: { realm_id: realmId, display_in_profile_summary: true },
-        });
+        const shown = await summaryFieldCount(tx, realmId);
         if (shown >= MAX_SUMMARY_FIELDS) {
           throw new JsonableError(
             `Only ${MAX_SUMMARY_FIELDS} custom profile fields can be displayed in the profile summary.`,
           );
         }
       }
-      if ((await tx.prisma.customProfileField.count({ where: { realm_id: realmId, name } })) > 0)
-        throw duplicate;
-      const last = await tx.prisma.customProfileField.aggregate({
-        where: { realm_id: realmId },
-        _max: { order: true },
-      });
-      const row = await tx.prisma.customProfileField.create({
-        data: {
-          realm_id: realmId,
-          name,
-          hint,
-          field_type: field.fieldType,
-          field_data:
-            Object.keys(field.fieldData).length === 0 ? "" : JSON.stringify(field.fieldData),
-          order: (last._max.order ?? -1) + 1,
-          display_in_profile_summary: field.displayInProfileSummary,
-          required: field.required,
-          editable_by_user: field.editableByUser,
-        },
+      if (await profileFieldNameTaken(tx, realmId, name)) throw duplicate;
+      const id = await insertProfileField(tx, {
+        realm_id: realmId,
+        name,
+        hint,
+        field_type: field.fieldType,
+        field_data:
+          Object.keys(field.fieldData).length === 0 ? "" : JSON.stringify(field.fieldData),
+        order: await nextOrder(tx, "custom_profile_fields", realmId),
+        display_in_profile_summary: field.displayInProfileSummary,
+        required: field.required,
+        editable_by_user: field.editableByUser,
       });
       await sendProfileFieldsEvent(tx, realmId);
-      return row.id;
+      return id;
     });
   } catch (error) {
     throw isUniqueViolation(error) ? duplicate : error;
@@ -244,10 +240,7 @@ export async function sendProfileFieldsEvent(tx: Tx, realmId: number) {
 
 /** The realm's linkifiers in their order, as GET /realm/linkifiers and the events describe them. */
 export async function listLinkifiers(tx: Tx, realmId: number) {
-  const rows = await tx.prisma.linkifier.findMany({
-    where: { realm_id: realmId },
-    orderBy: [{ order: "asc" }, { id: "asc" }],
-  });
+  const rows = await linkifiersOf(tx, realmId);
   return rows.map((r) => ({ pattern: r.pattern, url_template: r.url_template, id: r.id }));
 }
 
@@ -258,10 +251,7 @@ export async function listLegacyFilters(tx: Tx, realmId: number) {
 
 /** The realm's custom profile fields in their order, as GET /realm/profile_fields and the events describe them. */
 export async function listProfileFields(tx: Tx, realmId: number) {
-  const rows = await tx.prisma.customProfileField.findMany({
-    where: { realm_id: realmId },
-    orderBy: [{ order: "asc" }, { id: "asc" }],
-  });
+  const rows = await profileFieldsOf(tx, realmId);
   return rows.map((f) => ({
     id: f.id,
     name: f.name,

@@ -1,12 +1,14 @@
 import type { Tx } from "../db/kysely";
-import { alertWordsOf } from "../db/queries/messages";
-import { withSubgroups } from "../db/queries/user-groups";
+import { alertWordsOf, topicParticipants } from "../db/queries/messages";
+import { membersAmong, mentionableGroups, withSubgroups } from "../db/queries/user-groups";
+import { authorSettingsRow, mentionablePeople } from "../db/queries/users";
+import { linkableChannels } from "../db/queries/channels";
+import { linkifiersOf } from "../db/queries/linkifiers";
 import type { AuthedUser } from "../lib/auth";
 import { MESSAGE_FLAGS } from "../lib/message-flags";
 import { RateLimitedError } from "@repo/envelope";
 import { type RenderContext, type RenderResult, referencedNames } from "../lib/markdown";
 import { type Requester, render } from "../lib/render-pool";
-import { caselessEquals } from "../db/queries/text";
 import { userSettings } from "../lib/user-settings";
 import { liveCustomEmoji } from "./custom-emoji";
 
@@ -30,68 +32,24 @@ export async function renderContext(
   content: string,
 ): Promise<RenderContext> {
   const names = referencedNames(content);
-  const insensitive = (list: string[]) => list.map(caselessEquals);
   const [people, groups, channels, linkifiers, authorRow, customEmoji] = await Promise.all([
     names.people.length === 0 && names.ids.length === 0
       ? []
-      : tx.prisma.user.findMany({
-          where: {
-            realm_id: author.realm_id,
-            is_active: true,
-            OR: [
-              ...insensitive(names.people).map((full_name) => ({ full_name })),
-              ...names.ids.map((id) => ({ id })),
-            ],
-          },
-          select: { id: true, full_name: true },
-          orderBy: { id: "asc" },
-        }),
-    names.groups.length === 0
-      ? []
-      : tx.prisma.userGroup.findMany({
-          where: {
-            realm_id: author.realm_id,
-            deactivated: false,
-            OR: insensitive(names.groups).map((name) => ({ name })),
-          },
-          select: { id: true, name: true },
-        }),
+      : mentionablePeople(tx, author.realm_id, names.people, names.ids),
+    names.groups.length === 0 ? [] : mentionableGroups(tx, author.realm_id, names.groups),
     names.channels.length === 0
       ? []
-      : tx.prisma.channel.findMany({
-          where: {
-            realm_id: author.realm_id,
-            OR: insensitive(names.channels).map((name) => ({ name })),
-            AND: {
-              OR: [
-                { invite_only: false },
-                ...(author.id === undefined
-                  ? []
-                  : [{ subscriptions: { some: { user_id: author.id, active: true } } }]),
-              ],
-            },
-          },
-          select: { id: true, name: true },
-        }),
-    tx.prisma.linkifier.findMany({
-      where: { realm_id: author.realm_id },
-      orderBy: [{ order: "asc" }, { id: "asc" }],
-      select: { pattern: true, url_template: true },
-    }),
+      : linkableChannels(tx, author.realm_id, author.id, names.channels),
+    linkifiersOf(tx, author.realm_id),
     // The author's translate_emoticons, when the content holds an emoticon.
-    !names.emoticons || author.id === undefined
-      ? null
-      : tx.prisma.user.findUnique({
-          where: { id: author.id },
-          select: { timezone: true, enable_drafts_synchronization: true, settings: true },
-        }),
+    !names.emoticons || author.id === undefined ? null : authorSettingsRow(tx, author.id),
     liveCustomEmoji(tx, author.realm_id, names.emoji),
   ]);
   return {
     people,
     groups: groups.flatMap((g) => (g.name === null ? [] : [{ id: g.id, name: g.name }])),
     channels,
-    linkifiers,
+    linkifiers: linkifiers.map((l) => ({ pattern: l.pattern, url_template: l.url_template })),
     customEmoji: customEmoji.map((e) => ({ name: e.name, source_url: e.source_url })),
     translateEmoticons: authorRow === null ? false : userSettings(authorRow).translate_emoticons,
   };
@@ -164,11 +122,7 @@ export async function contentFlags(
   for (const id of rendered.mentionedUserIds) add(id, MESSAGE_FLAGS.mentioned);
   if (rendered.mentionedGroupIds.size > 0) {
     const groups = await withSubgroups(tx, [...rendered.mentionedGroupIds]);
-    const members = await tx.prisma.userGroupMember.findMany({
-      where: { group_id: { in: groups }, user_id: { in: [...recipients] } },
-      select: { user_id: true },
-    });
-    for (const { user_id } of members) add(user_id, MESSAGE_FLAGS.mentioned);
+    for (const id of await membersAmong(tx, groups, recipients)) add(id, MESSAGE_FLAGS.mentioned);
   }
   if (
     rendered.wildcard === "channel" ||
@@ -176,16 +130,8 @@ export async function contentFlags(
   )
     for (const id of recipients) add(id, MESSAGE_FLAGS.wildcard_mentioned);
   if (rendered.wildcard === "topic" && where.channelId !== null) {
-    const participants = await tx.prisma.message.findMany({
-      where: {
-        channel_id: where.channelId,
-        topic: caselessEquals(where.topic),
-        sender_id: { in: [...recipients] },
-      },
-      select: { sender_id: true },
-      distinct: ["sender_id"],
-    });
-    for (const { sender_id } of participants) add(sender_id, MESSAGE_FLAGS.wildcard_mentioned);
+    for (const id of await topicParticipants(tx, where.channelId, where.topic, recipients))
+      add(id, MESSAGE_FLAGS.wildcard_mentioned);
   }
   const words = alertWords ?? (await alertWordsOf(tx, recipients));
   const text = content.toLowerCase();

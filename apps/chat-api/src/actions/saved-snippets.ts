@@ -1,3 +1,11 @@
+import {
+  deleteSavedSnippet,
+  insertSavedSnippet,
+  ownSavedSnippet,
+  savedSnippetCount,
+  savedSnippetsOf,
+  updateSavedSnippet,
+} from "../db/queries/saved-snippets";
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { JsonableError, ResourceNotFoundError } from "@repo/envelope";
@@ -29,11 +37,7 @@ function checkField(name: "title" | "content", value: string, limit: number): vo
 
 /** The user's snippets, oldest first (GET /saved_snippets and POST /register). */
 export async function listSavedSnippets(tx: Tx, userId: number) {
-  const rows = await tx.prisma.savedSnippet.findMany({
-    where: { user_id: userId },
-    orderBy: { id: "asc" },
-  });
-  return rows.map(savedSnippetView);
+  return (await savedSnippetsOf(tx, userId)).map(savedSnippetView);
 }
 
 /** Creates a snippet and sends `saved_snippets`/`add`; returns its id. */
@@ -47,10 +51,13 @@ export async function doCreateSavedSnippet(
   checkField("title", title, MAX_SNIPPET_TITLE_LENGTH);
   checkField("content", content, MAX_SNIPPET_CONTENT_LENGTH);
   return db.transaction(async (tx) => {
-    const held = await tx.prisma.savedSnippet.count({ where: { user_id: user.id } });
+    const held = await savedSnippetCount(tx, user.id);
     checkCap(held, 1, cap, "saved snippets");
-    const snippet = await tx.prisma.savedSnippet.create({
-      data: { realm_id: user.realm_id, user_id: user.id, title, content },
+    const snippet = await insertSavedSnippet(tx, {
+      realm_id: user.realm_id,
+      user_id: user.id,
+      title,
+      content,
     });
     await sendEvent(tx, [user.id], {
       type: "saved_snippets",
@@ -62,7 +69,7 @@ export async function doCreateSavedSnippet(
 }
 
 async function ownSnippet(tx: Tx, userId: number, id: number) {
-  const snippet = await tx.prisma.savedSnippet.findFirst({ where: { id, user_id: userId } });
+  const snippet = await ownSavedSnippet(tx, userId, id);
   if (snippet === null) throw new ResourceNotFoundError("Saved snippet does not exist.");
   return snippet;
 }
@@ -83,12 +90,9 @@ export async function doEditSavedSnippet(
     if (changes.title !== undefined) checkField("title", changes.title, MAX_SNIPPET_TITLE_LENGTH);
     if (changes.content !== undefined)
       checkField("content", changes.content, MAX_SNIPPET_CONTENT_LENGTH);
-    const snippet = await tx.prisma.savedSnippet.update({
-      where: { id },
-      data: {
-        ...(changes.title === undefined ? {} : { title: changes.title }),
-        ...(changes.content === undefined ? {} : { content: changes.content }),
-      },
+    const snippet = await updateSavedSnippet(tx, id, {
+      ...(changes.title === undefined ? {} : { title: changes.title }),
+      ...(changes.content === undefined ? {} : { content: changes.content }),
     });
     await sendEvent(tx, [user.id], {
       type: "saved_snippets",
@@ -106,7 +110,7 @@ export async function doDeleteSavedSnippet(
 ): Promise<void> {
   await db.transaction(async (tx) => {
     await ownSnippet(tx, user.id, id);
-    await tx.prisma.savedSnippet.delete({ where: { id } });
+    await deleteSavedSnippet(tx, id);
     await sendEvent(tx, [user.id], { type: "saved_snippets", op: "remove", saved_snippet_id: id });
   });
 }

@@ -1,3 +1,4 @@
+import { setFullName, updateUserSettings, userById } from "../db/queries/users";
 import { JsonableError } from "@repo/envelope";
 import type { Prisma } from "../gen/prisma/client";
 import { realmAudience, sendEvent } from "../realtime/queue";
@@ -66,7 +67,7 @@ export async function doUpdateSettings(
   );
   const name = fullName === undefined ? undefined : checkFullName(fullName);
   const renamed = await db.transaction(async (tx) => {
-    const row = await tx.prisma.user.findUniqueOrThrow({ where: { id: user.id } });
+    const row = await userById(tx, user.id);
     const before = userSettings(row) as Record<string, SettingValue | readonly unknown[]>;
     const changed = Object.entries(checked).filter(([key, value]) => before[key] !== value);
     if (changed.length > 0) {
@@ -76,10 +77,7 @@ export async function doUpdateSettings(
         if (COLUMNS.has(key)) columns[key] = value;
         else stored[key] = value;
       }
-      await tx.prisma.user.update({
-        where: { id: user.id },
-        data: { ...columns, settings: stored },
-      });
+      await updateUserSettings(tx, user.id, columns, stored);
       for (const [property, value] of changed)
         await sendEvent(tx, [user.id], {
           type: "user_settings",
@@ -90,7 +88,7 @@ export async function doUpdateSettings(
         });
     }
     if (name === undefined || name === row.full_name) return false;
-    await tx.prisma.user.update({ where: { id: user.id }, data: { full_name: name } });
+    await setFullName(tx, user.id, name);
     await sendEvent(tx, await realmAudience(tx, user.realm_id), {
       type: "realm_user",
       op: "update",

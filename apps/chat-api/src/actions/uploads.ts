@@ -1,9 +1,20 @@
+import { serverSecret } from "../db/queries/server-secrets";
+import { roleOf } from "../db/queries/users";
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import path from "node:path";
 import { JsonableError } from "@repo/envelope";
 import type { Database } from "../db/database";
 import type { Tx } from "../db/kysely";
-import { type FileViewer, filesFor, setMessageFiles, uploadsHeld } from "../db/queries/attachments";
+import {
+  attachmentByPath,
+  attachmentsOf,
+  deleteOwnAttachment,
+  filesFor,
+  insertAttachment,
+  setMessageFiles,
+  type FileViewer,
+  uploadsHeld,
+} from "../db/queries/attachments";
 import { lockUser } from "../db/queries/users";
 import type { AuthedUser } from "../lib/auth";
 import { isGuest } from "../lib/roles";
@@ -120,15 +131,13 @@ export async function doUploadFile(
     await db.transaction(async (tx) => {
       await lockUser(tx, user.id);
       checkQuota(await uploadsHeld(tx, user.id));
-      await tx.prisma.attachment.create({
-        data: {
-          realm_id: user.realm_id,
-          owner_id: user.id,
-          path_id: pathId,
-          file_name: filename,
-          content_type: contentType,
-          size: file.size,
-        },
+      await insertAttachment(tx, {
+        realm_id: user.realm_id,
+        owner_id: user.id,
+        path_id: pathId,
+        file_name: filename,
+        content_type: contentType,
+        size: file.size,
       });
     });
   } catch (error) {
@@ -169,10 +178,7 @@ export async function linkMessageFiles(
     if (relink) await setMessageFiles(tx, messageId, []);
     return;
   }
-  const { role } = await tx.prisma.user.findUniqueOrThrow({
-    where: { id: sender.id },
-    select: { role: true },
-  });
+  const role = await roleOf(tx, sender.id);
   const files = await filesFor(
     tx,
     { id: sender.id, realmId: sender.realm_id, guest: isGuest(role) },
@@ -199,16 +205,7 @@ const keys = new WeakMap<Database, Promise<Buffer>>();
 function urlKey(db: Database): Promise<Buffer> {
   let key = keys.get(db);
   if (key === undefined) {
-    key = (async () => {
-      await db.prisma.serverSecret.createMany({
-        data: [{ name: "temporary_file_urls", value: randomBytes(32) }],
-        skipDuplicates: true,
-      });
-      const row = await db.prisma.serverSecret.findUniqueOrThrow({
-        where: { name: "temporary_file_urls" },
-      });
-      return Buffer.from(row.value);
-    })();
+    key = serverSecret(db, "temporary_file_urls", new Uint8Array(randomBytes(32)));
     key.catch(() => keys.delete(db));
     keys.set(db, key);
   }
@@ -265,11 +262,7 @@ export async function fileOfToken(
 ): Promise<{ path_id: string; content_type: string } | undefined> {
   const pathId = await pathIdOfToken(db, token, filename);
   if (pathId === undefined) return undefined;
-  const file = await db.prisma.attachment.findFirst({
-    where: { path_id: pathId, realm_id: realmId },
-    select: { path_id: true, content_type: true },
-  });
-  return file ?? undefined;
+  return attachmentByPath(db, realmId, pathId);
 }
 
 /** The headers a stored file is served with: its type, shown in place only when that is safe. */
@@ -289,18 +282,7 @@ export function fileHeaders(
 
 /** GET /attachments: the user's files, with the messages that link to them, and their total size. */
 export async function listAttachments(db: Database, user: AuthedUser) {
-  const files = await db.prisma.attachment.findMany({
-    where: { owner_id: user.id },
-    orderBy: { id: "asc" },
-    select: {
-      id: true,
-      file_name: true,
-      path_id: true,
-      size: true,
-      created_at: true,
-      messages: { select: { message: { select: { id: true, date_sent: true } } } },
-    },
-  });
+  const files = await attachmentsOf(db, user.id);
   return {
     attachments: files.map((f) => ({
       id: f.id,
@@ -325,13 +307,9 @@ export async function doDeleteAttachment(
   attachmentId: number,
 ): Promise<void> {
   const removed = await db.transaction(async (tx) => {
-    const file = await tx.prisma.attachment.findFirst({
-      where: { id: attachmentId, owner_id: user.id },
-      select: { id: true, path_id: true },
-    });
-    if (file === null) throw new JsonableError("Invalid attachment");
-    await tx.prisma.attachment.delete({ where: { id: file.id } });
-    return file.path_id;
+    const pathId = await deleteOwnAttachment(tx, user.id, attachmentId);
+    if (pathId === undefined) throw new JsonableError("Invalid attachment");
+    return pathId;
   });
   await store.remove(removed);
 }

@@ -1,3 +1,4 @@
+import { realmStatusRows, setStatus } from "../db/queries/users";
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
@@ -63,18 +64,15 @@ export async function doSetStatus(
             reactionType: change.reactionType,
           });
   await db.transaction(async (tx) => {
-    const row = await tx.prisma.user.update({
-      where: { id: user.id },
-      data: {
-        ...(text === undefined ? {} : { status_text: text }),
-        ...(emoji === undefined
-          ? {}
-          : {
-              status_emoji_name: emoji.name,
-              status_emoji_code: emoji.code,
-              status_reaction_type: emoji.type,
-            }),
-      },
+    const row = await setStatus(tx, user.id, {
+      ...(text === undefined ? {} : { status_text: text }),
+      ...(emoji === undefined
+        ? {}
+        : {
+            status_emoji_name: emoji.name,
+            status_emoji_code: emoji.code,
+            status_reaction_type: emoji.type,
+          }),
     });
     await sendEvent(tx, await realmAudience(tx, user.realm_id), {
       type: "user_status",
@@ -90,20 +88,6 @@ export async function doSetStatus(
 
 /** `register`'s `user_status`: the realm's users with a status, by id. */
 export async function realmStatuses(tx: Tx, realmId: number) {
-  const rows = await tx.prisma.user.findMany({
-    where: {
-      realm_id: realmId,
-      is_active: true,
-      OR: [{ status_text: { not: "" } }, { status_emoji_name: { not: "" } }],
-    },
-    select: {
-      id: true,
-      status_text: true,
-      status_emoji_name: true,
-      status_emoji_code: true,
-      status_reaction_type: true,
-    },
-    orderBy: { id: "asc" },
-  });
+  const rows = await realmStatusRows(tx, realmId);
   return Object.fromEntries(rows.map((row) => [String(row.id), statusView(row)]));
 }

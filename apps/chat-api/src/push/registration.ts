@@ -9,6 +9,18 @@ import type { Tx } from "../db/kysely";
 import type { PushRegistration } from "../gen/prisma/client";
 import type { AuthedUser } from "../lib/auth";
 import { type Bouncer, BouncerError, bouncerUnavailable } from "./bouncer";
+import {
+  deleteLegacyToken,
+  deleteOwnDevice,
+  deviceCount,
+  devicesOf,
+  insertDevice,
+  legacyTokenCount,
+  ownDevice,
+  takeLegacyTokensById,
+  upsertLegacyToken,
+  upsertPushRegistration,
+} from "../db/queries/devices";
 
 /** The contract's answer when no push service is configured (rule 5). */
 export function pushNotConfigured(): JsonableError {
@@ -67,10 +79,7 @@ export async function doRegisterPush(
   fields: PushRegisterFields,
 ): Promise<void> {
   if (bouncer === undefined) throw pushNotConfigured();
-  const device = await db.prisma.device.findFirst({
-    where: { id: fields.deviceId, user_id: user.id },
-    include: { push_registration: true },
-  });
+  const device = await ownDevice(db, user.id, fields.deviceId);
   if (device === null) throw new JsonableError("Invalid device ID");
 
   const keyGroup = { push_key: fields.pushKey, push_key_id: fields.pushKeyId };
@@ -143,23 +152,14 @@ export async function doRegisterPush(
       : {};
   const registeredToken = token ?? device.push_registration?.token_id ?? undefined;
   const removed = await db.transaction(async (tx) => {
-    const registration = await tx.prisma.pushRegistration.upsert({
-      where: { device_id: device.id },
-      create: { device_id: device.id, ...keyData, ...tokenData },
-      update: { ...keyData, ...tokenData, last_updated: new Date() },
+    const registration = await upsertPushRegistration(tx, device.id, {
+      ...keyData,
+      ...tokenData,
     });
     await sendDeviceUpdate(tx, user.id, device.id, registration, tokenMissing === undefined);
     if (registeredToken === undefined) return { tokens: [], left: 1 };
-    const matching = await tx.prisma.legacyPushToken.findMany({
-      where: { user_id: user.id, token_id: registeredToken },
-    });
-    await tx.prisma.legacyPushToken.deleteMany({
-      where: { id: { in: matching.map((m) => m.id) } },
-    });
-    return {
-      tokens: matching,
-      left: await tx.prisma.legacyPushToken.count({ where: { user_id: user.id } }),
-    };
+    const tokens = await takeLegacyTokensById(tx, user.id, registeredToken);
+    return { tokens, left: await legacyTokenCount(tx, user.id) };
   });
   if (removed.tokens.length > 0) {
     await forgetLegacyAtBouncer(bouncer, logger, user.id, removed.tokens, removed.left === 0);
@@ -230,10 +230,10 @@ export async function doRegisterDevice(
   cap: number,
 ): Promise<number> {
   return db.transaction(async (tx) => {
-    checkCap(await tx.prisma.device.count({ where: { user_id: user.id } }), 1, cap, "devices");
-    const device = await tx.prisma.device.create({ data: { user_id: user.id } });
-    await sendEvent(tx, [user.id], { type: "device", op: "add", device_id: device.id });
-    return device.id;
+    checkCap(await deviceCount(tx, user.id), 1, cap, "devices");
+    const deviceId = await insertDevice(tx, user.id);
+    await sendEvent(tx, [user.id], { type: "device", op: "add", device_id: deviceId });
+    return deviceId;
   });
 }
 
@@ -244,10 +244,8 @@ export async function doRemoveDevice(
   deviceId: number,
 ): Promise<void> {
   await db.transaction(async (tx) => {
-    const { count } = await tx.prisma.device.deleteMany({
-      where: { id: deviceId, user_id: user.id },
-    });
-    if (count === 0) throw new JsonableError("Invalid device ID");
+    if (!(await deleteOwnDevice(tx, user.id, deviceId)))
+      throw new JsonableError("Invalid device ID");
     await sendEvent(tx, [user.id], { type: "device", op: "remove", device_id: deviceId });
   });
 }
@@ -272,11 +270,7 @@ export async function listDevices(
   db: Database,
   userId: number,
 ): Promise<Record<string, ReturnType<typeof deviceView>>> {
-  const devices = await db.prisma.device.findMany({
-    where: { user_id: userId },
-    include: { push_registration: true },
-    orderBy: { id: "asc" },
-  });
+  const devices = await devicesOf(db, userId);
   return Object.fromEntries(devices.map((d) => [String(d.id), deviceView(d.push_registration)]));
 }
 
@@ -315,16 +309,11 @@ export async function doAddLegacyToken(
     if (error instanceof BouncerError) throw bouncerUnavailable(logger, error);
     throw error;
   }
-  await db.prisma.legacyPushToken.upsert({
-    where: { user_id_kind_token: { user_id: user.id, kind: legacy.kind, token: legacy.token } },
-    create: {
-      user_id: user.id,
-      kind: legacy.kind,
-      token: legacy.token,
-      token_id: tokenId(legacy.token),
-      ios_app_id: legacy.iosAppId ?? null,
-    },
-    update: { ios_app_id: legacy.iosAppId ?? null, last_updated: new Date() },
+  await upsertLegacyToken(db, user.id, {
+    kind: legacy.kind,
+    token: legacy.token,
+    token_id: tokenId(legacy.token),
+    ios_app_id: legacy.iosAppId ?? null,
   });
 }
 
@@ -338,11 +327,9 @@ export async function doRemoveLegacyToken(
 ): Promise<void> {
   if (bouncer === undefined) throw pushNotConfigured();
   const left = await db.transaction(async (tx) => {
-    const { count } = await tx.prisma.legacyPushToken.deleteMany({
-      where: { user_id: user.id, kind: legacy.kind, token: legacy.token },
-    });
-    if (count === 0) throw new JsonableError("Token does not exist");
-    return tx.prisma.legacyPushToken.count({ where: { user_id: user.id } });
+    if (!(await deleteLegacyToken(tx, user.id, legacy.kind, legacy.token)))
+      throw new JsonableError("Token does not exist");
+    return legacyTokenCount(tx, user.id);
   });
   await forgetLegacyAtBouncer(bouncer, logger, user.id, [legacy], left === 0);
 }

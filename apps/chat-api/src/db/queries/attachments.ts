@@ -89,3 +89,58 @@ export async function setMessageFiles(
     .onConflict((oc) => oc.doNothing())
     .execute();
 }
+
+/** A new upload's columns. */
+export interface NewAttachment {
+  realm_id: number;
+  owner_id: number;
+  path_id: string;
+  file_name: string;
+  content_type: string;
+  size: number;
+}
+
+/** Records an upload. */
+export async function insertAttachment(tx: Tx, row: NewAttachment): Promise<void> {
+  await tx.prisma.attachment.create({ data: row });
+}
+
+/** The realm's upload at `pathId`: what serving it needs; undefined if none. */
+export async function attachmentByPath(tx: Tx, realmId: number, pathId: string) {
+  const file = await tx.prisma.attachment.findFirst({
+    where: { path_id: pathId, realm_id: realmId },
+    select: { path_id: true, content_type: true },
+  });
+  return file ?? undefined;
+}
+
+/** User `ownerId`'s uploads by id, each with the messages that link to it. */
+export function attachmentsOf(tx: Tx, ownerId: number) {
+  return tx.prisma.attachment.findMany({
+    where: { owner_id: ownerId },
+    orderBy: { id: "asc" },
+    select: {
+      id: true,
+      file_name: true,
+      path_id: true,
+      size: true,
+      created_at: true,
+      messages: { select: { message: { select: { id: true, date_sent: true } } } },
+    },
+  });
+}
+
+/** Deletes user `ownerId`'s upload `id`; answers its path, or undefined if there was none. */
+export async function deleteOwnAttachment(
+  tx: Tx,
+  ownerId: number,
+  id: number,
+): Promise<string | undefined> {
+  const file = await tx.prisma.attachment.findFirst({
+    where: { id, owner_id: ownerId },
+    select: { id: true, path_id: true },
+  });
+  if (file === null) return undefined;
+  await tx.prisma.attachment.delete({ where: { id: file.id } });
+  return file.path_id;
+}

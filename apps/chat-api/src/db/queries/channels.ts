@@ -1,8 +1,9 @@
 import { type Kysely, sql } from "kysely";
 import type { DB } from "../../gen/kysely/tables";
 import type { Tx } from "../kysely";
-import { sameText } from "./text";
+import { caselessEquals, sameText } from "./text";
 import { memberOf } from "./user-groups";
+import { Role } from "../../lib/roles";
 
 /** The id of realm `realmId`'s channel named `name`, compared case-insensitively as Zulip does. */
 export async function channelIdByName(
@@ -250,5 +251,108 @@ export function liveChannels(tx: Tx, realmId: number) {
   return tx.prisma.channel.findMany({
     where: { realm_id: realmId, is_archived: false },
     orderBy: { id: "asc" },
+  });
+}
+
+/** Channel `channelId`, or null. */
+export function channelById(tx: Tx, channelId: number) {
+  return tx.prisma.channel.findUnique({ where: { id: channelId } });
+}
+
+/** Whether user `userId` is an active subscriber of channel `channelId`. */
+export async function isSubscribed(tx: Tx, userId: number, channelId: number): Promise<boolean> {
+  const subscription = await tx.prisma.subscription.findUnique({
+    where: { user_id_channel_id: { user_id: userId, channel_id: channelId } },
+    select: { active: true },
+  });
+  return subscription?.active === true;
+}
+
+/** Archives a channel: it stops being a default channel. */
+export async function archiveChannel(tx: Tx, channelId: number): Promise<void> {
+  await tx.prisma.channel.update({
+    where: { id: channelId },
+    data: { is_archived: true, is_default_stream: false },
+  });
+}
+
+/** How many topics user `userId` has a visibility policy for. */
+export function topicPolicyCount(tx: Tx, userId: number): Promise<number> {
+  return tx.prisma.userTopic.count({ where: { user_id: userId } });
+}
+
+/**
+ * Ids of the realm's active users who can see the channel: its subscribers,
+ * and by the channel's kind administrators (private), members (public) or
+ * everyone (web-public).
+ */
+export async function channelViewerIds(
+  tx: Tx,
+  channel: { id: number; realm_id: number; invite_only: boolean; is_web_public: boolean },
+): Promise<number[]> {
+  const subscribed = { subscriptions: { some: { channel_id: channel.id, active: true } } };
+  const rows = await tx.prisma.user.findMany({
+    where: {
+      realm_id: channel.realm_id,
+      is_active: true,
+      OR: channel.invite_only
+        ? [subscribed, { role: { lte: Role.ADMINISTRATOR } }]
+        : channel.is_web_public
+          ? [{}]
+          : [subscribed, { role: { lt: Role.GUEST } }],
+    },
+    select: { id: true },
+  });
+  return rows.map((r) => r.id);
+}
+
+/** The realm's channels (live ones only if asked). */
+export function channelsOf(tx: Tx, realmId: number, liveOnly: boolean) {
+  return tx.prisma.channel.findMany({
+    where: { realm_id: realmId, ...(liveOnly ? { is_archived: false } : {}) },
+  });
+}
+
+/** Ids of the channels user `userId` is an active subscriber of. */
+export async function subscribedChannelIds(tx: Tx, userId: number): Promise<Set<number>> {
+  const rows = await tx.prisma.subscription.findMany({
+    where: { user_id: userId, active: true },
+    select: { channel_id: true },
+  });
+  return new Set(rows.map((r) => r.channel_id));
+}
+
+/** Whether the realm has a live web-public channel. */
+export async function hasLiveWebPublicChannel(tx: Tx, realmId: number): Promise<boolean> {
+  const count = await tx.prisma.channel.count({
+    where: { realm_id: realmId, is_web_public: true, is_archived: false },
+  });
+  return count > 0;
+}
+
+/**
+ * The realm's channels named (any case) `names` that `viewerId` may link:
+ * public ones, and private ones they are subscribed to (none without a viewer).
+ */
+export function linkableChannels(
+  tx: Tx,
+  realmId: number,
+  viewerId: number | undefined,
+  names: readonly string[],
+) {
+  return tx.prisma.channel.findMany({
+    where: {
+      realm_id: realmId,
+      OR: names.map((name) => ({ name: caselessEquals(name) })),
+      AND: {
+        OR: [
+          { invite_only: false },
+          ...(viewerId === undefined
+            ? []
+            : [{ subscriptions: { some: { user_id: viewerId, active: true } } }]),
+        ],
+      },
+    },
+    select: { id: true, name: true },
   });
 }

@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import type { Tx } from "../kysely";
-import { intArrayLiteral } from "./text";
+import { caselessEquals, intArrayLiteral } from "./text";
 import { type NewEvent, logInsert, logNotice } from "./events";
 
 /** One entry of a message's `edit_history`. */
@@ -331,4 +331,19 @@ export function messageSenders(tx: Tx, ids: readonly number[]) {
     where: { id: { in: [...ids] } },
     select: { id: true, sender_id: true, sender: { select: { full_name: true } } },
   });
+}
+
+/** Which of `among` sent a message to the topic (`topic` in any case) of channel `channelId`. */
+export async function topicParticipants(
+  tx: Tx,
+  channelId: number,
+  topic: string,
+  among: readonly number[],
+): Promise<number[]> {
+  const rows = await tx.prisma.message.findMany({
+    where: { channel_id: channelId, topic: caselessEquals(topic), sender_id: { in: [...among] } },
+    select: { sender_id: true },
+    distinct: ["sender_id"],
+  });
+  return rows.map((r) => r.sender_id);
 }

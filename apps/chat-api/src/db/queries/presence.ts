@@ -268,3 +268,13 @@ export async function boardRowsAfter(
     )
     .execute();
 }
+
+/** The newest presence update number of the realm (-1 before any). */
+export async function lastPresenceUpdate(tx: Tx, realmId: number): Promise<number> {
+  const row = await tx.prisma.presence.aggregate({
+    where: { realm_id: realmId },
+    _max: { last_update_id: true },
+  });
+  // A bigint column; its numbers stay far below 2^53.
+  return Number(row._max.last_update_id ?? -1);
+}

@@ -47,6 +47,16 @@ export async function setRowOrder(
     WHERE t.id = p.id AND t.realm_id = ${realmId}`.execute(tx.q);
 }
 
+/** The order a new row of `table` takes in the realm: after every other (0 for the first). */
+export async function nextOrder(tx: Tx, table: OrderedTable, realmId: number): Promise<number> {
+  const row = await tx.q
+    .selectFrom(table)
+    .select((eb) => eb.fn.max("order").as("last"))
+    .where("realm_id", "=", realmId)
+    .executeTakeFirst();
+  return (row?.last ?? -1) + 1;
+}
+
 /** Sets whether a realm is deactivated. */
 export async function setRealmDeactivated(
   tx: Tx,

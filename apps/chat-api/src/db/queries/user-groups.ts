@@ -1,6 +1,7 @@
 import { type Expression, type Kysely, type RawBuilder, sql } from "kysely";
 import type { DB } from "../../gen/kysely/tables";
 import type { Tx } from "../kysely";
+import { caselessEquals } from "./text";
 
 /** Ids of every group reachable from `ids` through subgroups, `ids` included (UNION stops cycles). */
 export async function withSubgroups(tx: Tx, ids: readonly number[]): Promise<number[]> {
@@ -313,4 +314,29 @@ export async function deleteGroupMembers(
 /** Marks group `groupId` deactivated. */
 export async function deactivateGroup(tx: Tx, groupId: number): Promise<void> {
   await tx.prisma.userGroup.update({ where: { id: groupId }, data: { deactivated: true } });
+}
+
+/** The realm's live groups named (any case) `names`. */
+export function mentionableGroups(tx: Tx, realmId: number, names: readonly string[]) {
+  return tx.prisma.userGroup.findMany({
+    where: {
+      realm_id: realmId,
+      deactivated: false,
+      OR: names.map((name) => ({ name: caselessEquals(name) })),
+    },
+    select: { id: true, name: true },
+  });
+}
+
+/** Which of `userIds` are direct members of one of `groupIds`. */
+export async function membersAmong(
+  tx: Tx,
+  groupIds: readonly number[],
+  userIds: readonly number[],
+): Promise<number[]> {
+  const rows = await tx.prisma.userGroupMember.findMany({
+    where: { group_id: { in: [...groupIds] }, user_id: { in: [...userIds] } },
+    select: { user_id: true },
+  });
+  return rows.map((r) => r.user_id);
 }

@@ -1,7 +1,7 @@
 import type { Prisma } from "../../gen/prisma/client";
 import type { Tx } from "../kysely";
 import { Role } from "../../lib/roles";
-import { sameText } from "./text";
+import { caselessEquals, sameText } from "./text";
 
 /**
  * The account whose API key is `apiKey`, with what authentication needs of
@@ -190,4 +190,117 @@ export async function systemBotIds(tx: Tx, realmId: number): Promise<number[]> {
     select: { id: true },
   });
   return rows.map((r) => r.id);
+}
+
+/** The owner of bot `userId`, or null (not a bot, or no owner). */
+export async function botOwnerId(tx: Tx, userId: number): Promise<number | null> {
+  const bot = await tx.prisma.user.findUnique({
+    where: { id: userId },
+    select: { bot_owner_id: true },
+  });
+  return bot?.bot_owner_id ?? null;
+}
+
+/** User `userId`'s role as stored now. */
+export async function roleOf(tx: Tx, userId: number): Promise<number> {
+  const user = await tx.prisma.user.findUniqueOrThrow({
+    where: { id: userId },
+    select: { role: true },
+  });
+  return user.role;
+}
+
+/** User `userId`'s row (it exists). */
+export function userById(tx: Tx, userId: number) {
+  return tx.prisma.user.findUniqueOrThrow({ where: { id: userId } });
+}
+
+/** Sets columns of user `userId`'s settings and their JSON document of the rest. */
+export async function updateUserSettings(
+  tx: Tx,
+  userId: number,
+  columns: Record<string, string | number | boolean>,
+  settings: Prisma.InputJsonObject,
+): Promise<void> {
+  await tx.prisma.user.update({ where: { id: userId }, data: { ...columns, settings } });
+}
+
+/** Renames user `userId`. */
+export async function setFullName(tx: Tx, userId: number, fullName: string): Promise<void> {
+  await tx.prisma.user.update({ where: { id: userId }, data: { full_name: fullName } });
+}
+
+/** A status change: its text, its emoji, or both. */
+export interface StatusChange {
+  status_text?: string;
+  status_emoji_name?: string;
+  status_emoji_code?: string;
+  status_reaction_type?: string;
+}
+
+/** Sets user `userId`'s status; answers the whole status as stored. */
+export function setStatus(tx: Tx, userId: number, change: StatusChange) {
+  return tx.prisma.user.update({
+    where: { id: userId },
+    data: change,
+    select: {
+      status_text: true,
+      status_emoji_name: true,
+      status_emoji_code: true,
+      status_reaction_type: true,
+    },
+  });
+}
+
+/** The realm's active users who have a status, by id, with it. */
+export function realmStatusRows(tx: Tx, realmId: number) {
+  return tx.prisma.user.findMany({
+    where: {
+      realm_id: realmId,
+      is_active: true,
+      OR: [{ status_text: { not: "" } }, { status_emoji_name: { not: "" } }],
+    },
+    select: {
+      id: true,
+      status_text: true,
+      status_emoji_name: true,
+      status_emoji_code: true,
+      status_reaction_type: true,
+    },
+    orderBy: { id: "asc" },
+  });
+}
+
+/** Whether user `userId` is a bot, and their presence row (or null). */
+export function botAndPresence(tx: Tx, userId: number) {
+  return tx.prisma.user.findUniqueOrThrow({
+    where: { id: userId },
+    select: { is_bot: true, presence: true },
+  });
+}
+
+/** What rendering needs of the author's settings, or null if they are gone. */
+export function authorSettingsRow(tx: Tx, userId: number) {
+  return tx.prisma.user.findUnique({
+    where: { id: userId },
+    select: { timezone: true, enable_drafts_synchronization: true, settings: true },
+  });
+}
+
+/** The realm's active users named (any case) `names` or with ids `ids`, by id. */
+export function mentionablePeople(
+  tx: Tx,
+  realmId: number,
+  names: readonly string[],
+  ids: readonly number[],
+) {
+  return tx.prisma.user.findMany({
+    where: {
+      realm_id: realmId,
+      is_active: true,
+      OR: [...names.map((n) => ({ full_name: caselessEquals(n) })), ...ids.map((id) => ({ id }))],
+    },
+    select: { id: true, full_name: true },
+    orderBy: { id: "asc" },
+  });
 }
