@@ -1,22 +1,8 @@
-import { codePoints } from "../lib/text";
-import type { Tx } from "../db/kysely";
-import type { Database } from "../db/database";
-import { randomInt } from "node:crypto";
-import { ErrorCode, JsonableError, UnauthorizedError } from "@repo/envelope";
-import { realmAudience, sendEvent } from "../realtime/queue";
-import type { CacheChange } from "../lib/cache-bus";
-import type { AuthedUser } from "../lib/auth";
-import type { DatabaseAndBus } from "../lib/cache-bus";
-import type { Realm } from "../gen/prisma/client";
-import { Role, isAdministrator } from "../lib/roles";
-import { z } from "zod";
-import { announceSubscriptions } from "./subscription-events";
-import { userView } from "./user-view";
-import { GROUP_OF_ROLE } from "./realm-creation";
 import {
   accountByDeliveryEmail,
   activeAdministratorIds,
   activeBotIds,
+  activeUserIds,
   activeUserRoles,
   addressTaken,
   advancePointer,
@@ -29,6 +15,21 @@ import {
   setUserActive,
   userWithProfile,
 } from "../db/queries/users";
+import { codePoints } from "../lib/text";
+import type { Tx } from "../db/kysely";
+import type { Database } from "../db/database";
+import { randomInt } from "node:crypto";
+import { ErrorCode, JsonableError, UnauthorizedError } from "@repo/envelope";
+import { sendEvent } from "../realtime/queue";
+import type { CacheChange } from "../lib/cache-bus";
+import type { AuthedUser } from "../lib/auth";
+import type { DatabaseAndBus } from "../lib/cache-bus";
+import type { Realm } from "../gen/prisma/client";
+import { Role, isAdministrator } from "../lib/roles";
+import { z } from "zod";
+import { announceSubscriptions } from "./subscription-events";
+import { userView } from "./user-view";
+import { GROUP_OF_ROLE } from "./realm-creation";
 import { groupByName, insertGroupMembers } from "../db/queries/user-groups";
 import { setRealmDeactivated } from "../db/queries/realms";
 import { activateSubscriptions, defaultChannels } from "../db/queries/channels";
@@ -157,7 +158,7 @@ export async function doSetUserActive(deps: Deps, userId: number, active: boolea
     const bots = active ? [] : await activeBotIds(tx, userId);
     await deactivateUsers(tx, bots);
     // `realm_user` `update` with `is_active` (Zulip's since feature level 222).
-    const audience = await realmAudience(tx, user.realm_id);
+    const audience = await activeUserIds(tx, user.realm_id);
     for (const id of [userId, ...bots])
       await sendEvent(tx, audience, {
         type: "realm_user",

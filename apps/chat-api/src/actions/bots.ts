@@ -1,3 +1,4 @@
+import { botNameTaken, publicAddressTaken, realmBot } from "../db/queries/users";
 import type { Database } from "../db/database";
 import { InsufficientPermissionError, JsonableError } from "@repo/envelope";
 import type { DatabaseAndBus } from "../lib/cache-bus";
@@ -5,7 +6,6 @@ import { isAdministrator } from "../lib/roles";
 import { BotType, checkFullName, createAccount, doRegenerateApiKey } from "./accounts";
 import type { AuthedUser } from "../lib/auth";
 import { hasRealmPermission } from "./user-groups";
-import { caselessEquals } from "../db/queries/text";
 
 /** What POST /bots asks for, parsed. */
 export interface NewBot {
@@ -35,18 +35,10 @@ export async function doCreateBot(
   return db.transaction(async (tx) => {
     if (!(await hasRealmPermission(tx, owner.realm_id, "can_create_bots_group_id", owner.id)))
       throw new InsufficientPermissionError();
-    const taken = await tx.prisma.user.findFirst({
-      where: { realm_id: owner.realm_id, email: caselessEquals(email) },
-    });
-    if (taken !== null) throw new JsonableError("Username already in use");
-    const sameName = await tx.prisma.user.findFirst({
-      where: {
-        realm_id: owner.realm_id,
-        is_bot: true,
-        full_name: caselessEquals(fullName),
-      },
-    });
-    if (sameName !== null) throw new JsonableError("Name is already in use!");
+    if (await publicAddressTaken(tx, owner.realm_id, email))
+      throw new JsonableError("Username already in use");
+    if (await botNameTaken(tx, owner.realm_id, fullName))
+      throw new JsonableError("Name is already in use!");
     const created = await createAccount(tx, {
       realmId: owner.realm_id,
       email,
@@ -68,9 +60,7 @@ export async function doRegenerateBotApiKey(
   user: AuthedUser,
   botId: number,
 ): Promise<string> {
-  const bot = await services.db.prisma.user.findFirst({
-    where: { id: botId, realm_id: realmId, is_bot: true, is_system_bot: false },
-  });
+  const bot = await realmBot(services.db, realmId, botId);
   if (bot === null) throw new JsonableError("No such bot");
   if (bot.bot_owner_id !== user.id && !isAdministrator(user.role))
     throw new InsufficientPermissionError();

@@ -1,3 +1,4 @@
+import { activeUserIds } from "../db/queries/users";
 import {
   folderCount,
   folderHoldsLiveChannel,
@@ -7,11 +8,10 @@ import {
   insertChannelFolder,
   updateChannelFolder,
 } from "../db/queries/channel-folders";
-import { nextOrder } from "../db/queries/realms";
-import { realmAudience, sendEvent, sendEvents } from "../realtime/queue";
+import { lockOrderedRows, nextOrder, setRowOrder } from "../db/queries/realms";
+import { sendEvent, sendEvents } from "../realtime/queue";
 import type { Database } from "../db/database";
 import type { Tx } from "../db/kysely";
-import { lockOrderedRows, setRowOrder } from "../db/queries/realms";
 import { positionsOf } from "./realm-order";
 import { JsonableError } from "@repo/envelope";
 import type { ChannelFolder } from "../gen/prisma/client";
@@ -66,7 +66,7 @@ export async function doCreateChannelFolder(
         creator_id: creator.id,
         order: await nextOrder(tx, "channel_folders", creator.realm_id),
       });
-      await sendEvent(tx, await realmAudience(tx, creator.realm_id), {
+      await sendEvent(tx, await activeUserIds(tx, creator.realm_id), {
         type: "channel_folder",
         op: "add",
         channel_folder: await channelFolderView(folder),
@@ -153,7 +153,7 @@ export async function doUpdateChannelFolder(
         ...(change.description === undefined ? {} : { description: change.description }),
         ...(change.isArchived === undefined ? {} : { is_archived: change.isArchived }),
       });
-      const audience = await realmAudience(tx, actor.realm_id);
+      const audience = await activeUserIds(tx, actor.realm_id);
       await sendEvents(
         tx,
         changes.map((data) => ({
@@ -187,7 +187,7 @@ export async function doReorderChannelFolders(
     )
       throw new JsonableError("Invalid order mapping.");
     await setRowOrder(tx, "channel_folders", realmId, positionsOf(order));
-    await sendEvent(tx, await realmAudience(tx, realmId), {
+    await sendEvent(tx, await activeUserIds(tx, realmId), {
       type: "channel_folder",
       op: "reorder",
       order: [...order],

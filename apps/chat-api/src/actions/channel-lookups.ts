@@ -1,10 +1,10 @@
+import { isBotOf, isRealmUser } from "../db/queries/users";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
-import { channelSubscriberIds, channelTopics } from "../db/queries/channels";
+import { channelSubscriberIds, channelTopics, isSubscribed } from "../db/queries/channels";
 import type { AuthedUser } from "../lib/auth";
 import { isAdministrator } from "../lib/roles";
 import { accessChannelById, accessChannelByName } from "./channels";
-import { isSubscribed } from "../db/queries/channels";
 
 /**
  * Zulip's display name of the empty topic ("general chat"), sent in its place
@@ -61,13 +61,9 @@ export async function isUserSubscribed(
   userId: number,
   channelId: number,
 ): Promise<boolean> {
-  const user = await db.prisma.user.findFirst({
-    where: { id: userId, realm_id: viewer.realm_id },
-    select: { id: true },
-  });
-  if (user === null) throw new JsonableError("No such user");
+  if (!(await isRealmUser(db, viewer.realm_id, userId))) throw new JsonableError("No such user");
   const channel = await accessChannelById(db, viewer, channelId);
-  return isSubscribed(db, user.id, channel.id);
+  return isSubscribed(db, userId, channel.id);
 }
 
 /**
@@ -84,11 +80,8 @@ export async function channelEmailAddress(
 ): Promise<string> {
   await accessChannelById(db, user, channelId);
   if (senderId !== undefined && senderId !== user.id) {
-    const bot = await db.prisma.user.findFirst({
-      where: { id: senderId, realm_id: user.realm_id, is_bot: true, bot_owner_id: user.id },
-      select: { id: true },
-    });
-    if (bot === null) throw new JsonableError("Invalid user ID");
+    if (!(await isBotOf(db, user.realm_id, senderId, user.id)))
+      throw new JsonableError("Invalid user ID");
   }
   return "";
 }

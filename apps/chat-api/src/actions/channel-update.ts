@@ -1,3 +1,5 @@
+import { isLiveFolder } from "../db/queries/channel-folders";
+import { updateChannel } from "../db/queries/channels";
 import type { Database } from "../db/database";
 import {
   ErrorCode,
@@ -148,10 +150,8 @@ export async function doUpdateChannel(
     }
     if (update.folderId !== undefined && update.folderId !== channel.folder_id) {
       if (update.folderId !== null) {
-        const folder = await tx.prisma.channelFolder.findFirst({
-          where: { id: update.folderId, realm_id: channel.realm_id, is_archived: false },
-        });
-        if (folder === null) throw new JsonableError("Invalid channel folder ID");
+        if (!(await isLiveFolder(tx, channel.realm_id, update.folderId)))
+          throw new JsonableError("Invalid channel folder ID");
       }
       data.folder_id = update.folderId;
       changes.push({ property: "folder_id", value: update.folderId });
@@ -172,7 +172,7 @@ export async function doUpdateChannel(
       changes.push({ property: name, value: change.new });
     }
     if (Object.keys(data).length === 0) return;
-    const updated = await tx.prisma.channel.update({ where: { id: channel.id }, data });
+    const updated = await updateChannel(tx, channel.id, data);
     const after = await channelAudience(tx, updated);
     const audience = [...new Set([...before, ...after])];
     for (const change of changes)

@@ -1,3 +1,9 @@
+import {
+  channelMessageStats,
+  liveSubscriptionsOf,
+  subscriberCounts,
+  subscribersByChannel,
+} from "../db/queries/channels";
 import type { Tx } from "../db/kysely";
 import type { Channel, Subscription } from "../gen/prisma/client";
 import { systemGroupIds } from "./realm-creation";
@@ -61,18 +67,9 @@ export async function channelViews(tx: Tx, channels: readonly Channel[]): Promis
   const first = channels[0];
   if (first === undefined) return [];
   const ids = channels.map((c) => c.id);
-  const [messageStats, subscriberCounts, settings, groups] = await Promise.all([
-    tx.prisma.message.groupBy({
-      by: ["channel_id"],
-      where: { channel_id: { in: ids } },
-      _min: { id: true },
-      _max: { date_sent: true },
-    }),
-    tx.prisma.subscription.groupBy({
-      by: ["channel_id"],
-      where: { channel_id: { in: ids }, active: true, user: { is_active: true } },
-      _count: { _all: true },
-    }),
+  const [messageStats, counts, settings, groups] = await Promise.all([
+    channelMessageStats(tx, ids),
+    subscriberCounts(tx, ids),
     readGroupSettings(
       tx,
       channels.flatMap((c) => CHANNEL_GROUP_SETTINGS.map((name) => c[`${name}_id`])),
@@ -80,7 +77,6 @@ export async function channelViews(tx: Tx, channels: readonly Channel[]): Promis
     systemGroupIds(tx, first.realm_id),
   ]);
   const stats = new Map(messageStats.map((s) => [s.channel_id, s]));
-  const counts = new Map(subscriberCounts.map((s) => [s.channel_id, s._count._all]));
   const now = Date.now();
   return channels.map((channel) => {
     const stat = stats.get(channel.id);
@@ -141,16 +137,11 @@ export async function subscriptionViews(
     subscriptions.map((s) => s.channel),
   );
   const members = withSubscribers
-    ? await tx.prisma.subscription.findMany({
-        where: {
-          channel_id: { in: subscriptions.map((s) => s.channel_id) },
-          active: true,
-          user: { is_active: true },
-        },
-        select: { channel_id: true, user_id: true },
-        orderBy: { user_id: "asc" },
-      })
-    : [];
+    ? await subscribersByChannel(
+        tx,
+        subscriptions.map((s) => s.channel_id),
+      )
+    : new Map<number, number[]>();
   return subscriptions.map((subscription, i) => {
     const view = views[i];
     if (view === undefined) throw new Error("channelViews lost a channel");
@@ -167,9 +158,7 @@ export async function subscriptionViews(
       audible_notifications: subscription.audible_notifications,
       ...(withSubscribers
         ? {
-            subscribers: members
-              .filter((m) => m.channel_id === subscription.channel_id)
-              .map((m) => m.user_id),
+            subscribers: members.get(subscription.channel_id) ?? [],
           }
         : {}),
     };
@@ -182,10 +171,5 @@ export async function listSubscriptions(
   userId: number,
   withSubscribers: boolean,
 ): Promise<SubscriptionView[]> {
-  const subscriptions = await tx.prisma.subscription.findMany({
-    where: { user_id: userId, active: true, channel: { is_archived: false } },
-    include: { channel: true },
-    orderBy: { channel: { name: "asc" } },
-  });
-  return subscriptionViews(tx, subscriptions, withSubscribers);
+  return subscriptionViews(tx, await liveSubscriptionsOf(tx, userId), withSubscribers);
 }

@@ -5,7 +5,7 @@ import type { Channel } from "../gen/prisma/client";
 import type { ChatEvent } from "../realtime/event";
 import { sendEvent } from "../realtime/queue";
 import type { AuthedUser } from "../lib/auth";
-import { Role, isAdministrator, isGuest } from "../lib/roles";
+import { isAdministrator, isGuest } from "../lib/roles";
 import {
   channelIdByName,
   channelVisibility,

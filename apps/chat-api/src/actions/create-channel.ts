@@ -1,7 +1,9 @@
-import { notificationBot } from "../db/queries/users";
+import { firstInactiveOrUnknown, notificationBot } from "../db/queries/users";
+import { realmById } from "../db/queries/realms";
+import { isLiveFolder } from "../db/queries/channel-folders";
 import type { Tx } from "../db/kysely";
 import { announceSubscriptions } from "./subscription-events";
-import { activateSubscriptions } from "../db/queries/channels";
+import { activateSubscriptions, channelById, insertChannel } from "../db/queries/channels";
 import type { Database } from "../db/database";
 import {
   ErrorCode,
@@ -12,7 +14,7 @@ import {
 } from "@repo/envelope";
 import type { TopicsPolicy } from "../gen/prisma/client";
 import { type RenderedAhead, renderAhead } from "./render";
-import { channelByName } from "./channels";
+import { channelAudience, channelByName } from "./channels";
 import { defaultChannelGroups, systemGroupIds } from "./realm-creation";
 import type { AuthedUser } from "../lib/auth";
 import { isAdministrator, isGuest, isOwner } from "../lib/roles";
@@ -24,7 +26,6 @@ import {
   type ChannelGroupSetting,
   MAX_CHANNEL_NAME_LENGTH,
 } from "./channel-settings";
-import { channelAudience } from "./channels";
 import { channelViews } from "./channel-view";
 import { sendEvent } from "../realtime/queue";
 
@@ -114,7 +115,7 @@ export async function createChannel(
   description: RenderedAhead,
   options: { webPublicStreamsEnabled: boolean },
 ): Promise<number> {
-  const realm = await tx.prisma.realm.findUniqueOrThrow({ where: { id: user.realm_id } });
+  const realm = await realmById(tx, user.realm_id);
   if (isGuest(user.role)) throw new InsufficientPermissionError();
   const kind = channel.isWebPublic
     ? realm.can_create_web_public_channel_group_id
@@ -142,16 +143,11 @@ export async function createChannel(
       );
     }
     const subscribers = [...new Set(channel.subscribers)];
-    const users = await tx.prisma.user.findMany({
-      where: { id: { in: subscribers }, realm_id: realm.id, is_active: true },
-      select: { id: true },
-    });
-    if (users.length !== subscribers.length) throw new JsonableError("No such user");
+    if ((await firstInactiveOrUnknown(tx, realm.id, subscribers)) !== undefined)
+      throw new JsonableError("No such user");
     if (channel.folderId !== undefined) {
-      const folder = await tx.prisma.channelFolder.findFirst({
-        where: { id: channel.folderId, realm_id: realm.id, is_archived: false },
-      });
-      if (folder === null) throw new JsonableError("Invalid channel folder ID");
+      if (!(await isLiveFolder(tx, realm.id, channel.folderId)))
+        throw new JsonableError("Invalid channel folder ID");
     }
     const groups = await systemGroupIds(tx, realm.id);
     const defaults = defaultChannelGroups(groups);
@@ -193,22 +189,20 @@ export async function createChannel(
       )
         throw new InsufficientPermissionError();
     }
-    const created = await tx.prisma.channel.create({
-      data: {
-        realm_id: realm.id,
-        name: channel.name,
-        description: channel.description,
-        rendered_description: description().html,
-        invite_only: channel.inviteOnly,
-        is_web_public: channel.isWebPublic,
-        history_public_to_subscribers: history,
-        is_default_stream: channel.isDefaultStream,
-        message_retention_days: channel.messageRetentionDays,
-        topics_policy: channel.topicsPolicy,
-        folder_id: channel.folderId ?? null,
-        creator_id: user.id,
-        ...(settings as Record<`${ChannelGroupSetting}_id`, number>),
-      },
+    const created = await insertChannel(tx, {
+      realm_id: realm.id,
+      name: channel.name,
+      description: channel.description,
+      rendered_description: description().html,
+      invite_only: channel.inviteOnly,
+      is_web_public: channel.isWebPublic,
+      history_public_to_subscribers: history,
+      is_default_stream: channel.isDefaultStream,
+      message_retention_days: channel.messageRetentionDays,
+      topics_policy: channel.topicsPolicy,
+      folder_id: channel.folderId ?? null,
+      creator_id: user.id,
+      ...(settings as Record<`${ChannelGroupSetting}_id`, number>),
     });
     // One statement whatever the number of subscribers.
     await activateSubscriptions(tx, created.id, subscribers);
@@ -238,7 +232,7 @@ async function announce(
   name: string,
 ): Promise<void> {
   const bot = await notificationBot(tx, realmId);
-  const channel = await tx.prisma.channel.findUnique({ where: { id: channelId } });
+  const channel = await channelById(tx, channelId);
   if (bot === null || channel === null) return;
   const content = `@_**${creator.full_name}|${creator.id}** created a new channel #**${name}**.`;
   await insertMessage(tx, bot, { kind: "channel", channel, topic: "new channels" }, content);

@@ -1,3 +1,4 @@
+import { activeUserIds } from "../db/queries/users";
 import {
   customEmojiByPath,
   customEmojiCount,
@@ -13,7 +14,7 @@ import { JsonableError } from "@repo/envelope";
 import { imageSize } from "image-size";
 import type { Database } from "../db/database";
 import type { Tx } from "../db/kysely";
-import { realmAudience, sendEvent } from "../realtime/queue";
+import { sendEvent } from "../realtime/queue";
 import type { CustomEmoji } from "../gen/prisma/client";
 import type { AuthedUser } from "../lib/auth";
 import { unicodeEmojiCode } from "../lib/emoji";
@@ -78,7 +79,7 @@ export async function liveCustomEmoji(
 
 /** Tells the realm its custom emoji changed: the whole set, as Zulip sends it. */
 async function sendCustomEmojiEvent(tx: Tx, realmId: number): Promise<void> {
-  await sendEvent(tx, await realmAudience(tx, realmId), {
+  await sendEvent(tx, await activeUserIds(tx, realmId), {
     type: "realm_emoji",
     op: "update",
     realm_emoji: await listCustomEmoji(tx, realmId),

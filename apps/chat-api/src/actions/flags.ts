@@ -1,3 +1,6 @@
+import { messagesByIds } from "../db/queries/messages";
+import { flagsOn } from "../db/queries/user-messages";
+import { mutedChannelIds } from "../db/queries/channels";
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
@@ -30,23 +33,9 @@ function editableFlag(flag: string): bigint {
  * the messages unread again without fetching them (Zulip's feature level 121).
  */
 async function messageDetails(tx: Tx, userId: number, ids: readonly number[]) {
-  const rows = await tx.prisma.message.findMany({ where: { id: { in: [...ids] } } });
-  const flags = new Map(
-    (
-      await tx.prisma.userMessage.findMany({
-        where: { user_id: userId, message_id: { in: [...ids] } },
-        select: { message_id: true, flags: true },
-      })
-    ).map((row) => [row.message_id, row.flags]),
-  );
-  const muted = new Set(
-    (
-      await tx.prisma.subscription.findMany({
-        where: { user_id: userId, is_muted: true },
-        select: { channel_id: true },
-      })
-    ).map((s) => s.channel_id),
-  );
+  const rows = await messagesByIds(tx, ids);
+  const flags = await flagsOn(tx, userId, ids);
+  const muted = await mutedChannelIds(tx, userId);
   return Object.fromEntries(
     rows.map((m) => {
       const mentioned = ((flags.get(m.id) ?? 0n) & MENTION_FLAGS) !== 0n;

@@ -1,16 +1,21 @@
+import {
+  appendEditHistory,
+  deleteMessage,
+  type EditEntry,
+  heldMessageWithChannel,
+  longestEditHistory,
+  moveMessages,
+  moveRecipients,
+  setContentFlags,
+  setMessageContent,
+  topicMessageIds,
+} from "../db/queries/messages";
 import { createHash } from "node:crypto";
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { ErrorCode, JsonableError } from "@repo/envelope";
 import type { Channel, Message } from "../gen/prisma/client";
 import { sendEvent, sendEvents } from "../realtime/queue";
-import {
-  type EditEntry,
-  appendEditHistory,
-  longestEditHistory,
-  moveRecipients,
-  setContentFlags,
-} from "../db/queries/messages";
 import { activeHolders } from "../db/queries/user-messages";
 import { widgetState } from "../db/queries/submessages";
 import type { AuthedUser } from "../lib/auth";
@@ -22,7 +27,6 @@ import { type Move, type PropagateMode, sendMoveNotices } from "./move-notices";
 import { contentFlags, renderAhead } from "./render";
 import { linkMessageFiles } from "./uploads";
 import { isGroupMember } from "./user-groups";
-import { caselessEquals } from "../db/queries/text";
 
 /** How long after sending its sender may edit a message's content (the realm's 600 s). */
 export const MESSAGE_CONTENT_EDIT_LIMIT_SECONDS = 600;
@@ -41,17 +45,7 @@ export const MAX_MOVED_MESSAGES = 5000;
 
 /** The caller's message `messageId` with its channel, and who has it; `Invalid message(s)` else. */
 export async function accessMessage(tx: Tx, user: AuthedUser, messageId: number) {
-  const held = await tx.prisma.userMessage.findUnique({
-    where: { user_id_message_id: { user_id: user.id, message_id: messageId } },
-    select: { message_id: true },
-  });
-  const message =
-    held === null
-      ? null
-      : await tx.prisma.message.findUnique({
-          where: { id: messageId },
-          include: { channel: true },
-        });
+  const message = await heldMessageWithChannel(tx, user.id, messageId);
   if (message === null) throw new JsonableError("Invalid message(s)");
   return message;
 }
@@ -87,7 +81,7 @@ export async function doDeleteMessage(
       (channel === null || (await inGroup(tx, channel.can_delete_own_message_group_id, user.id)));
     if (!any && !own) throw new JsonableError("You don't have permission to delete this message");
     const audience = await holders(tx, [message.id]);
-    await tx.prisma.message.delete({ where: { id: message.id } });
+    await deleteMessage(tx, message.id);
     await sendEvent(tx, audience, {
       type: "delete_message",
       message_ids: [message.id],
@@ -121,21 +115,18 @@ async function movedMessages(
   mode: PropagateMode,
 ): Promise<number[]> {
   if (mode === "change_one") return [message.id];
-  const rows = await tx.prisma.message.findMany({
-    where: {
-      channel_id: message.channel.id,
-      topic: caselessEquals(message.topic),
-      ...(mode === "change_later" ? { id: { gte: message.id } } : {}),
-    },
-    select: { id: true },
-    orderBy: { id: "asc" },
-    take: MAX_MOVED_MESSAGES + 1,
-  });
-  if (rows.length > MAX_MOVED_MESSAGES)
+  const ids = await topicMessageIds(
+    tx,
+    message.channel.id,
+    message.topic,
+    mode === "change_later" ? message.id : undefined,
+    MAX_MOVED_MESSAGES + 1,
+  );
+  if (ids.length > MAX_MOVED_MESSAGES)
     throw new JsonableError(
       `Too many messages to move at once (limit: ${MAX_MOVED_MESSAGES}); move fewer with change_one or change_later.`,
     );
-  return rows.map((r) => r.id);
+  return ids;
 }
 
 /** How long after sending a message non-moderators may move it to another channel (a week). */
@@ -239,10 +230,7 @@ export async function doEditMessage(
     const now = new Date();
     const rendered = renderedAhead?.();
     if (content !== undefined && rendered !== undefined) {
-      await tx.prisma.message.update({
-        where: { id: message.id },
-        data: { content, rendered_content: rendered.html, last_edit_time: now },
-      });
+      await setMessageContent(tx, message.id, content, rendered.html, now);
       await linkMessageFiles(tx, user, message.id, content, true);
       // Mentions and alert words follow the new content.
       const holderIds = await holders(tx, [message.id]);
@@ -254,10 +242,12 @@ export async function doEditMessage(
       await setContentFlags(tx, message.id, bits, CONTENT_FLAGS);
     }
     if (move !== undefined)
-      await tx.prisma.message.updateMany({
-        where: { id: { in: move.ids } },
-        data: { channel_id: move.to.channel.id, topic: move.to.topic, last_edit_time: now },
-      });
+      await moveMessages(
+        tx,
+        move.ids,
+        { channelId: move.to.channel.id, topic: move.to.topic },
+        now,
+      );
     const timestamp = Math.floor(now.getTime() / 1000);
     const moved: Partial<EditEntry> =
       move === undefined

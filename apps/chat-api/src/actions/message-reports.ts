@@ -1,6 +1,11 @@
+import { activeUserIds, notificationBot, peopleNamed } from "../db/queries/users";
+import { insertMessageReport, reportTimesSince } from "../db/queries/message-reports";
+import { messageWithSenderAndChannel } from "../db/queries/messages";
+import { liveChannelInRealm } from "../db/queries/channels";
+import { realmWithModerationChannel, updateRealm } from "../db/queries/realms";
 import { JsonableError, RateLimitedError } from "@repo/envelope";
 import type { Database } from "../db/database";
-import { realmAudience, sendEvent } from "../realtime/queue";
+import { sendEvent } from "../realtime/queue";
 import type { AuthedUser } from "../lib/auth";
 import type { CacheBus } from "../lib/cache-bus";
 import { codePoints } from "../lib/text";
@@ -36,18 +41,15 @@ export async function doSetModerationChannel(
 ): Promise<void> {
   await db.transaction(async (tx) => {
     if (channelId >= 0) {
-      const channel = await tx.prisma.channel.findFirst({
-        where: { id: channelId, realm_id: actor.realm_id, is_archived: false },
-      });
+      const channel = await liveChannelInRealm(tx, actor.realm_id, channelId);
       if (channel === null) throw new JsonableError("Invalid channel ID");
       if (!channel.invite_only)
         throw new JsonableError("Moderation request channel must be private.");
     }
-    await tx.prisma.realm.update({
-      where: { id: actor.realm_id },
-      data: { moderation_request_channel_id: channelId >= 0 ? channelId : null },
+    await updateRealm(tx, actor.realm_id, {
+      moderation_request_channel_id: channelId >= 0 ? channelId : null,
     });
-    await sendEvent(tx, await realmAudience(tx, actor.realm_id), {
+    await sendEvent(tx, await activeUserIds(tx, actor.realm_id), {
       type: "realm",
       op: "update",
       property: "moderation_request_channel_id",
@@ -88,10 +90,7 @@ export async function doReportMessage(
     );
   if (type.key === "other" && report.description === "")
     throw new JsonableError("An explanation is required.");
-  const realm = await db.prisma.realm.findUniqueOrThrow({
-    where: { id: user.realm_id },
-    include: { moderation_request_channel: true },
-  });
+  const realm = await realmWithModerationChannel(db, user.realm_id);
   const channel = realm.moderation_request_channel;
   if (channel === null || channel.is_archived)
     throw new JsonableError("Message reporting is not enabled in this organization.");
@@ -104,32 +103,16 @@ export async function doReportMessage(
   if (readable === undefined) throw new JsonableError("Invalid message(s)");
   await db.transaction(async (tx) => {
     const hourAgo = new Date(Date.now() - 3_600_000);
-    const recent = await tx.prisma.messageReport.findMany({
-      where: { reporter_id: user.id, date_created: { gt: hourAgo } },
-      orderBy: { date_created: "asc" },
-      select: { date_created: true },
-      take: perHour,
-    });
+    const recent = await reportTimesSince(tx, user.id, hourAgo, perHour);
     const oldest = recent[0];
     if (recent.length >= perHour && oldest !== undefined)
-      throw new RateLimitedError((oldest.date_created.getTime() + 3_600_000 - Date.now()) / 1000);
-    const message = await tx.prisma.message.findUniqueOrThrow({
-      where: { id: report.messageId },
-      include: { sender: true, channel: true },
-    });
-    const bot = await tx.prisma.user.findFirst({
-      where: { realm_id: user.realm_id, is_system_bot: true, is_active: true },
-    });
+      throw new RateLimitedError((oldest.getTime() + 3_600_000 - Date.now()) / 1000);
+    const message = await messageWithSenderAndChannel(tx, report.messageId);
+    const bot = await notificationBot(tx, user.realm_id);
     if (bot === null)
       throw new JsonableError("Message reporting is not enabled in this organization.");
     const people =
-      message.dm_key === null
-        ? []
-        : await tx.prisma.user.findMany({
-            where: { id: { in: message.dm_key.split(",").map(Number) } },
-            select: { id: true, full_name: true },
-            orderBy: { id: "asc" },
-          });
+      message.dm_key === null ? [] : await peopleNamed(tx, message.dm_key.split(",").map(Number));
     await insertMessage(
       tx,
       bot,
@@ -150,13 +133,11 @@ export async function doReportMessage(
         content: message.content,
       }),
     );
-    await tx.prisma.messageReport.create({
-      data: {
-        realm_id: user.realm_id,
-        reporter_id: user.id,
-        message_id: message.id,
-        report_type: type.key,
-      },
+    await insertMessageReport(tx, {
+      realm_id: user.realm_id,
+      reporter_id: user.id,
+      message_id: message.id,
+      report_type: type.key,
     });
   });
 }

@@ -1,3 +1,5 @@
+import { messagePlace } from "../db/queries/messages";
+import { holdsMessage } from "../db/queries/user-messages";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
 import type { NarrowCondition } from "../db/queries/message-narrow";
@@ -149,15 +151,9 @@ async function conversationOf(
   user: AuthedUser,
   messageId: number,
 ): Promise<NarrowTerm[] | undefined> {
-  const message = await db.prisma.message.findUnique({
-    where: { id: messageId },
-    select: { realm_id: true, channel_id: true, topic: true, dm_key: true },
-  });
+  const message = await messagePlace(db, messageId);
   if (message === null || message.realm_id !== user.realm_id) return undefined;
-  const held =
-    (await db.prisma.userMessage.count({
-      where: { user_id: user.id, message_id: messageId },
-    })) > 0;
+  const held = await holdsMessage(db, user.id, messageId);
   if (message.channel_id === null) {
     if (!held || message.dm_key === null) return undefined;
     return [{ operator: "dm", operand: message.dm_key.split(",").map(Number) }];

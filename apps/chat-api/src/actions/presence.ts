@@ -1,22 +1,22 @@
-import { lastPresenceUpdate } from "../db/queries/presence";
-import { botAndPresence } from "../db/queries/users";
+import {
+  channelPeers,
+  lastPresenceUpdate,
+  presenceAudience,
+  type PresenceTimes,
+  recentPresences,
+  recordPresence,
+  refreshPresence,
+} from "../db/queries/presence";
+import { activeUserIds, botAndPresence } from "../db/queries/users";
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
-import { realmAudience, sendEvent } from "../realtime/queue";
+import { sendEvent } from "../realtime/queue";
 import type { AuthedUser } from "../lib/auth";
 import { JsonText } from "../lib/json-text";
 import type { PresenceBoards } from "../lib/presence-boards";
 import { JsonableError } from "@repo/envelope";
 import { hasRealmPermission } from "./user-groups";
 import { findUsers } from "./user-lookup";
-import {
-  type PresenceTimes,
-  channelPeers,
-  recordPresence,
-  presenceAudience,
-  refreshPresence,
-  recentPresences,
-} from "../db/queries/presence";
 
 /** Presence older than this is not reported (Zulip's default history). */
 export const PRESENCE_HISTORY_DAYS = 14;
@@ -70,7 +70,7 @@ export async function doUpdatePresence(
   const atMost = limits.eventsUserLimit + 1;
   const audience = limits.limitToAccessible
     ? await presenceAudience(db, user.realm_id, user.id, atMost)
-    : await realmAudience(db, user.realm_id, atMost);
+    : await activeUserIds(db, user.realm_id, atMost);
   if (audience.length > limits.eventsUserLimit) {
     await recordPresence(db, user, now, active);
     return;

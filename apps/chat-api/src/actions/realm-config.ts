@@ -1,3 +1,4 @@
+import { activeUserIds } from "../db/queries/users";
 import {
   deleteLinkifier,
   insertLinkifier,
@@ -16,7 +17,7 @@ import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
 import { z } from "zod";
 import { Prisma } from "../gen/prisma/client";
-import { realmAudience, sendEvent } from "../realtime/queue";
+import { sendEvent } from "../realtime/queue";
 import { codePoints } from "../lib/text";
 
 /** Whether `error` is PostgreSQL's unique violation, as Prisma reports it. */
@@ -224,7 +225,7 @@ export async function doCreateProfileField(
 
 /** Tells the realm its linkifiers changed (`realm_linkifiers`, the whole new list), inside `tx`. */
 export async function sendLinkifiersEvent(tx: Tx, realmId: number) {
-  await sendEvent(tx, await realmAudience(tx, realmId), {
+  await sendEvent(tx, await activeUserIds(tx, realmId), {
     type: "realm_linkifiers",
     realm_linkifiers: await listLinkifiers(tx, realmId),
   });
@@ -232,7 +233,7 @@ export async function sendLinkifiersEvent(tx: Tx, realmId: number) {
 
 /** Tells the realm its profile fields changed (`custom_profile_fields`, the whole new list), inside `tx`. */
 export async function sendProfileFieldsEvent(tx: Tx, realmId: number) {
-  await sendEvent(tx, await realmAudience(tx, realmId), {
+  await sendEvent(tx, await activeUserIds(tx, realmId), {
     type: "custom_profile_fields",
     fields: await listProfileFields(tx, realmId),
   });

@@ -1,3 +1,10 @@
+import { insertRealm, updateRealm } from "../db/queries/realms";
+import {
+  insertSubgroupLinks,
+  insertSystemGroup,
+  setSystemGroupSettings,
+  systemGroupsOf,
+} from "../db/queries/user-groups";
 import type { Tx } from "../db/kysely";
 import { Role } from "../lib/roles";
 
@@ -32,45 +39,37 @@ export async function createRealm(
   tx: Tx,
   realm: { subdomain: string; name: string; description?: string },
 ): Promise<{ realmId: number; groups: Record<SystemGroupName, number> }> {
-  const { id: realmId } = await tx.prisma.realm.create({ data: realm });
+  const realmId = await insertRealm(tx, realm);
   const groups = {} as Record<SystemGroupName, number>;
   for (const name of [...SYSTEM_GROUPS, "role:nobody"] as const) {
-    const group = await tx.prisma.userGroup.create({
-      data: { realm_id: realmId, name, is_system_group: true, description: `System group ${name}` },
-    });
-    groups[name] = group.id;
+    groups[name] = await insertSystemGroup(tx, realmId, name);
   }
-  await tx.prisma.userGroupSubgroup.createMany({
-    data: SYSTEM_GROUPS.slice(1).map((name, i) => ({
+  await insertSubgroupLinks(
+    tx,
+    SYSTEM_GROUPS.slice(1).map((name, i) => ({
       supergroup_id: groups[name],
       subgroup_id: groups[SYSTEM_GROUPS[i] ?? "role:owners"],
     })),
-  });
+  );
   const nobody = groups["role:nobody"];
-  await tx.prisma.userGroup.updateMany({
-    where: { realm_id: realmId, is_system_group: true },
-    data: {
-      can_add_members_group_id: nobody,
-      can_join_group_id: nobody,
-      can_leave_group_id: nobody,
-      can_manage_group_id: nobody,
-      can_mention_group_id: groups["role:everyone"],
-      can_remove_members_group_id: nobody,
-    },
+  await setSystemGroupSettings(tx, realmId, {
+    can_add_members_group_id: nobody,
+    can_join_group_id: nobody,
+    can_leave_group_id: nobody,
+    can_manage_group_id: nobody,
+    can_mention_group_id: groups["role:everyone"],
+    can_remove_members_group_id: nobody,
   });
-  await tx.prisma.realm.update({
-    where: { id: realmId },
-    data: {
-      can_create_public_channel_group_id: groups["role:members"],
-      can_create_private_channel_group_id: groups["role:members"],
-      can_create_web_public_channel_group_id: groups["role:owners"],
-      can_invite_users_group_id: groups["role:members"],
-      can_create_groups_id: groups["role:members"],
-      can_manage_all_groups_id: groups["role:administrators"],
-      can_add_subscribers_group_id: groups["role:members"],
-      can_access_all_users_group_id: groups["role:everyone"],
-      can_create_bots_group_id: groups["role:members"],
-    },
+  await updateRealm(tx, realmId, {
+    can_create_public_channel_group_id: groups["role:members"],
+    can_create_private_channel_group_id: groups["role:members"],
+    can_create_web_public_channel_group_id: groups["role:owners"],
+    can_invite_users_group_id: groups["role:members"],
+    can_create_groups_id: groups["role:members"],
+    can_manage_all_groups_id: groups["role:administrators"],
+    can_add_subscribers_group_id: groups["role:members"],
+    can_access_all_users_group_id: groups["role:everyone"],
+    can_create_bots_group_id: groups["role:members"],
   });
   return { realmId, groups };
 }
@@ -80,9 +79,7 @@ export async function systemGroupIds(
   tx: Tx,
   realmId: number,
 ): Promise<Record<SystemGroupName, number>> {
-  const rows = await tx.prisma.userGroup.findMany({
-    where: { realm_id: realmId, is_system_group: true },
-  });
+  const rows = await systemGroupsOf(tx, realmId);
   const ids = {} as Record<SystemGroupName, number>;
   for (const name of [...SYSTEM_GROUPS, "role:nobody"] as const) {
     const row = rows.find((g) => g.name === name);

@@ -1,7 +1,7 @@
-import { setFullName, updateUserSettings, userById } from "../db/queries/users";
+import { activeUserIds, setFullName, updateUserSettings, userById } from "../db/queries/users";
 import { JsonableError } from "@repo/envelope";
 import type { Prisma } from "../gen/prisma/client";
-import { realmAudience, sendEvent } from "../realtime/queue";
+import { sendEvent } from "../realtime/queue";
 import type { AuthedUser } from "../lib/auth";
 import { SETTING_RULES, type SettingValue, userSettings } from "../lib/user-settings";
 import { checkFullName } from "./accounts";
@@ -89,7 +89,7 @@ export async function doUpdateSettings(
     }
     if (name === undefined || name === row.full_name) return false;
     await setFullName(tx, user.id, name);
-    await sendEvent(tx, await realmAudience(tx, user.realm_id), {
+    await sendEvent(tx, await activeUserIds(tx, user.realm_id), {
       type: "realm_user",
       op: "update",
       person: { user_id: user.id, full_name: name },

@@ -1,3 +1,4 @@
+import { realmById } from "../db/queries/realms";
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { ErrorCode, JsonableError } from "@repo/envelope";
@@ -6,12 +7,17 @@ import type { AuthedUser } from "../lib/auth";
 import { isAdministrator, isGuest } from "../lib/roles";
 import { type NewChannel, checkChannelName, createChannel } from "./create-channel";
 import { canSee, channelByName } from "./channels";
-import { isSubscribed } from "../db/queries/channels";
 import { announceSubscriptions, announceUnsubscriptions } from "./subscription-events";
 import { isGroupMember } from "./user-groups";
 import { sendEvent } from "../realtime/queue";
 import { findUsers } from "./user-lookup";
-import { activateSubscriptions, existingChannelNames } from "../db/queries/channels";
+import {
+  activateSubscriptions,
+  deactivateSubscriptions,
+  existingChannelNames,
+  isSubscribed,
+  updateSubscription,
+} from "../db/queries/channels";
 import { RENDER_TIMEOUT_MESSAGE } from "../lib/markdown";
 import { type RenderedAhead, renderAhead } from "./render";
 
@@ -165,7 +171,7 @@ async function maySubscribe(
     groupId !== null && (await isGroupMember(tx, groupId, user.id, false));
   const others = targets.some((id) => id !== user.id);
   if (others) {
-    const realm = await tx.prisma.realm.findUniqueOrThrow({ where: { id: user.realm_id } });
+    const realm = await realmById(tx, user.realm_id);
     return (
       (await inGroup(channel.can_add_subscribers_group_id)) ||
       (await inGroup(channel.can_administer_channel_group_id)) ||
@@ -234,12 +240,7 @@ async function unsubscribeIn(
       !(await isGroupMember(tx, channel.can_remove_subscribers_group_id, user.id, false))
     )
       throw new JsonableError("Insufficient permission");
-    const left = await tx.prisma.subscription.updateManyAndReturn({
-      where: { channel_id: channel.id, user_id: { in: targets }, active: true },
-      data: { active: false },
-      select: { user_id: true },
-    });
-    const leavers = left.map((r) => r.user_id);
+    const leavers = await deactivateSubscriptions(tx, channel.id, targets);
     for (const target of targets)
       (leavers.includes(target) ? result.removed : result.not_removed).push(channel.name);
     await announceUnsubscriptions(tx, channel, leavers);
@@ -313,11 +314,7 @@ export async function doSetSubscriptionProperties(
   const updates = changes.map((change) => ({ change, data: propertyUpdate(change) }));
   await db.transaction(async (tx) => {
     for (const { change, data } of updates) {
-      const { count } = await tx.prisma.subscription.updateMany({
-        where: { user_id: user.id, channel_id: change.stream_id, active: true },
-        data,
-      });
-      if (count === 0)
+      if (!(await updateSubscription(tx, user.id, change.stream_id, data)))
         throw new JsonableError(`Not subscribed to channel ID ${String(change.stream_id)}`);
       const events = Object.entries(data).flatMap(([property, value]) =>
         property === "is_muted"

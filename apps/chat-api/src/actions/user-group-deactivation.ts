@@ -1,4 +1,5 @@
-import { realmAudience, sendEvent } from "../realtime/queue";
+import { activeUserIds } from "../db/queries/users";
+import { sendEvent } from "../realtime/queue";
 import type { Database } from "../db/database";
 import { ErrorCode, InsufficientPermissionError, JsonableError } from "@repo/envelope";
 import { CHANNEL_GROUP_SETTINGS } from "./channel-settings";
@@ -92,7 +93,7 @@ export async function doDeactivateUserGroup(
     }
     await deactivateGroup(tx, group.id);
     // Shaped per queue: a `remove` for clients that cannot filter deactivated groups.
-    await sendEvent(tx, await realmAudience(tx, user.realm_id), {
+    await sendEvent(tx, await activeUserIds(tx, user.realm_id), {
       type: "user_group",
       op: "update",
       group_id: group.id,

@@ -1,7 +1,8 @@
+import { activeUserIds, firstInactiveOrUnknown } from "../db/queries/users";
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { InsufficientPermissionError, JsonableError } from "@repo/envelope";
-import { realmAudience, sendEvent, sendEvents } from "../realtime/queue";
+import { sendEvent, sendEvents } from "../realtime/queue";
 import type { UserGroup } from "../gen/prisma/client";
 import {
   advisoryLock,
@@ -17,7 +18,6 @@ import {
   withSubgroups,
 } from "../db/queries/user-groups";
 import { realmById } from "../db/queries/realms";
-import { firstInactiveOrUnknown } from "../db/queries/users";
 import { isGroupMember } from "./user-groups";
 
 /**
@@ -97,7 +97,7 @@ async function changeSubgroups(
       );
     }
     await insertSubgroups(tx, groupId, [...new Set(add)]);
-    await sendEvent(tx, await realmAudience(tx, user.realm_id), {
+    await sendEvent(tx, await activeUserIds(tx, user.realm_id), {
       type: "user_group",
       op: "add_subgroups",
       group_id: groupId,
@@ -110,7 +110,7 @@ async function changeSubgroups(
     if (missing !== undefined)
       throw new JsonableError(`User group ${missing} is not a subgroup of this group.`);
     await deleteSubgroups(tx, groupId, remove);
-    await sendEvent(tx, await realmAudience(tx, user.realm_id), {
+    await sendEvent(tx, await activeUserIds(tx, user.realm_id), {
       type: "user_group",
       op: "remove_subgroups",
       group_id: groupId,
@@ -182,7 +182,7 @@ async function changeMembers(
       throw new JsonableError(`There is no member '${absent}' in this user group`);
     await deleteGroupMembers(tx, groupId, removing);
   }
-  const audience = await realmAudience(tx, user.realm_id);
+  const audience = await activeUserIds(tx, user.realm_id);
   await sendEvents(tx, [
     ...(adding.length === 0
       ? []

@@ -1,7 +1,8 @@
+import { activeUserIds, firstInactiveOrUnknown } from "../db/queries/users";
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { InsufficientPermissionError, JsonableError } from "@repo/envelope";
-import { realmAudience, sendEvent } from "../realtime/queue";
+import { sendEvent } from "../realtime/queue";
 import { systemGroupIds } from "./realm-creation";
 import { type GroupSettingValue, readGroupSettings, storeGroupSetting } from "../lib/group-setting";
 import {
@@ -13,7 +14,6 @@ import {
   namedGroupIds,
 } from "../db/queries/user-groups";
 import { realmById } from "../db/queries/realms";
-import { firstInactiveOrUnknown } from "../db/queries/users";
 
 /**
  * Whether `userId` is a member of `groupId`: directly, or (unless `directOnly`)
@@ -147,7 +147,7 @@ export async function doCreateUserGroup(
       subgroups,
     );
     const [view] = await userGroupViews(tx, [createdId]);
-    await sendEvent(tx, await realmAudience(tx, user.realm_id), {
+    await sendEvent(tx, await activeUserIds(tx, user.realm_id), {
       type: "user_group",
       op: "add",
       group: view,

@@ -1,8 +1,8 @@
-import { realmStatusRows, setStatus } from "../db/queries/users";
+import { activeUserIds, realmStatusRows, setStatus } from "../db/queries/users";
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
-import { realmAudience, sendEvent } from "../realtime/queue";
+import { sendEvent } from "../realtime/queue";
 import type { AuthedUser } from "../lib/auth";
 import { type ReactionType, resolveEmoji } from "./reactions";
 
@@ -74,7 +74,7 @@ export async function doSetStatus(
             status_reaction_type: emoji.type,
           }),
     });
-    await sendEvent(tx, await realmAudience(tx, user.realm_id), {
+    await sendEvent(tx, await activeUserIds(tx, user.realm_id), {
       type: "user_status",
       user_id: user.id,
       ...(text === undefined ? {} : { status_text: text }),

@@ -1,10 +1,11 @@
+import { realmUsers, userByIdOrAddress, userWithProfile } from "../db/queries/users";
+import { newestMessageId } from "../db/queries/unreads";
 import type { Database } from "../db/database";
 import { createHash } from "node:crypto";
 import { JsonableError } from "@repo/envelope";
 import type { CustomProfileFieldValue, User } from "../gen/prisma/client";
 import type { AuthedUser } from "../lib/auth";
 import { isAdministrator, isGuest, isOwner } from "../lib/roles";
-import { caselessEquals } from "../db/queries/text";
 
 /** A user as GET /users and GET /users/me describe one (Zulip's user dictionary). */
 export interface UserView {
@@ -76,22 +77,15 @@ export async function ownUser(
   db: Database,
   userId: number,
 ): Promise<Omit<UserView, "bot_type" | "bot_owner_id"> & { max_message_id: number }> {
-  const row = await db.prisma.user.findUniqueOrThrow({
-    where: { id: userId },
-    include: { custom_profile_values: true },
-  });
-  const newest = await db.prisma.userMessage.findFirst({
-    where: { user_id: userId },
-    orderBy: { message_id: "desc" },
-    select: { message_id: true },
-  });
+  const row = await userWithProfile(db, userId);
+  const newest = await newestMessageId(db, userId);
   // Zulip's own-user answer has no bot fields (GET /users has them).
   const {
     bot_type: _type,
     bot_owner_id: _owner,
     ...view
   } = userView(row, { showDeliveryEmail: true, clientGravatar: false });
-  return { ...view, max_message_id: newest?.message_id ?? -1 };
+  return { ...view, max_message_id: newest };
 }
 
 /** GET /users: every user of the realm as `viewer` may see them, by id. */
@@ -101,11 +95,7 @@ export async function listUsers(
   viewer: AuthedUser,
   options: { clientGravatar: boolean; customProfileFields: boolean },
 ): Promise<UserView[]> {
-  const rows = await db.prisma.user.findMany({
-    where: { realm_id: realmId },
-    include: { custom_profile_values: options.customProfileFields },
-    orderBy: { id: "asc" },
-  });
+  const rows = await realmUsers(db, realmId, options.customProfileFields);
   return rows.map((row) => viewerView(row, viewer, options.clientGravatar));
 }
 
@@ -138,19 +128,7 @@ export async function userByRef(
   options: { clientGravatar: boolean; customProfileFields: boolean },
 ): Promise<UserView> {
   const admin = isAdministrator(viewer.role);
-  const byAddress = (column: "email" | "delivery_email") => ({
-    [column]: caselessEquals(String(ref)),
-  });
-  const row = await db.prisma.user.findFirst({
-    where: {
-      realm_id: viewer.realm_id,
-      ...(typeof ref === "number"
-        ? { id: ref }
-        : { OR: [byAddress("email"), ...(admin ? [byAddress("delivery_email")] : [])] }),
-    },
-    include: { custom_profile_values: options.customProfileFields },
-    orderBy: { id: "asc" },
-  });
+  const row = await userByIdOrAddress(db, viewer.realm_id, ref, admin, options.customProfileFields);
   if (row === null) throw new JsonableError("No such user");
   return viewerView(row, viewer, options.clientGravatar);
 }

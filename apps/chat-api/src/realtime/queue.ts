@@ -64,19 +64,6 @@ export function logRows(
     }));
 }
 
-/**
- * The active users of a realm: the audience of realm-wide events (at most
- * `atMost` of them, for a caller that only sends to audiences that small).
- */
-export async function realmAudience(tx: Tx, realmId: number, atMost?: number): Promise<number[]> {
-  const rows = await tx.prisma.user.findMany({
-    where: { realm_id: realmId, is_active: true },
-    select: { id: true },
-    ...(atMost === undefined ? {} : { take: atMost }),
-  });
-  return rows.map((r) => r.id);
-}
-
 /** `BAD_EVENT_QUEUE_ID` for `queueId` (unknown, another user's, deleted or collected). */
 export function badQueue(queueId: string): JsonableError {
   return new BadEventQueueIdError(queueId);

@@ -1,3 +1,5 @@
+import { defaultChannelIds, topicPoliciesOf } from "../db/queries/channels";
+import { userById } from "../db/queries/users";
 import type { Database } from "../db/database";
 import type { Realm, User } from "../gen/prisma/client";
 import { listAlertWords } from "../actions/alert-words";
@@ -82,7 +84,7 @@ export async function fetchInitialState(
   const part = (read: () => Promise<State>) => parts.push(read());
   // The user's own row, read once for the parts that need it.
   let row: Promise<User> | undefined;
-  const ownRow = () => (row ??= db.prisma.user.findUniqueOrThrow({ where: { id: user.id } }));
+  const ownRow = () => (row ??= userById(db, user.id));
   if (wants("alert_words")) part(async () => ({ alert_words: await listAlertWords(db, user.id) }));
   if (wants("channel_folders"))
     part(async () => ({ channel_folders: await listChannelFolders(db, realm.id, true) }));
@@ -90,12 +92,7 @@ export async function fetchInitialState(
     part(async () => ({ custom_profile_fields: await listProfileFields(db, realm.id) }));
   if (wants("default_streams"))
     part(async () => {
-      const defaults = await db.prisma.channel.findMany({
-        where: { realm_id: realm.id, is_default_stream: true, is_archived: false },
-        select: { id: true },
-        orderBy: { id: "asc" },
-      });
-      return { realm_default_streams: defaults.map((c) => c.id) };
+      return { realm_default_streams: await defaultChannelIds(db, realm.id) };
     });
   if (wants("default_stream_groups"))
     part(() => Promise.resolve({ realm_default_stream_groups: [] }));
@@ -109,11 +106,7 @@ export async function fetchInitialState(
     part(async () => ({ unread_msgs: await unreadState(db, user.id, topicName) }));
   if (wants("muted_topics"))
     part(async () => {
-      const muted = await db.prisma.userTopic.findMany({
-        where: { user_id: user.id, visibility_policy: 1 },
-        include: { channel: { select: { name: true } } },
-        orderBy: { id: "asc" },
-      });
+      const muted = await topicPoliciesOf(db, user.id, 1);
       return {
         muted_topics: muted.map((t) => [
           t.channel.name,
@@ -210,10 +203,7 @@ export async function fetchInitialState(
   if (wants("user_status")) part(async () => ({ user_status: await realmStatuses(db, realm.id) }));
   if (wants("user_topic"))
     part(async () => {
-      const topics = await db.prisma.userTopic.findMany({
-        where: { user_id: user.id },
-        orderBy: { id: "asc" },
-      });
+      const topics = await topicPoliciesOf(db, user.id);
       return {
         user_topics: topics.map((t) => ({
           stream_id: t.channel_id,

@@ -1,3 +1,4 @@
+import { formerSubscriptionsOf, subscribersByChannel } from "../db/queries/channels";
 import type { Database } from "../db/database";
 import {
   type SubscriptionView,
@@ -39,11 +40,7 @@ export async function subscriptionState(
             sub.audible_notifications ?? defaults.enable_stream_audible_notifications,
         };
   const subscribed = await listSubscriptions(db, user.id, request.includeSubscribers);
-  const left = await db.prisma.subscription.findMany({
-    where: { user_id: user.id, active: false, channel: { is_archived: false } },
-    include: { channel: true },
-    orderBy: { channel: { name: "asc" } },
-  });
+  const left = await formerSubscriptionsOf(db, user.id);
   const unsubscribed = await subscriptionViews(db, left, request.includeSubscribers);
   const visible = await listChannels(db, user, {
     includePublic: true,
@@ -61,16 +58,11 @@ export async function subscriptionState(
     visible.filter((c) => !known.has(c.id)),
   );
   const subscribers = request.includeSubscribers
-    ? await db.prisma.subscription.findMany({
-        where: {
-          channel_id: { in: never.map((c) => c.stream_id) },
-          active: true,
-          user: { is_active: true },
-        },
-        select: { channel_id: true, user_id: true },
-        orderBy: { user_id: "asc" },
-      })
-    : [];
+    ? await subscribersByChannel(
+        db,
+        never.map((c) => c.stream_id),
+      )
+    : new Map<number, number[]>();
   return {
     subscriptions: subscribed.map(spelled),
     unsubscribed: unsubscribed.map(spelled),
@@ -78,9 +70,7 @@ export async function subscriptionState(
       request.includeSubscribers
         ? {
             ...c,
-            subscribers: subscribers
-              .filter((s) => s.channel_id === c.stream_id)
-              .map((s) => s.user_id),
+            subscribers: subscribers.get(c.stream_id) ?? [],
           }
         : c,
     ),

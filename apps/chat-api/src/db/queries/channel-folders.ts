@@ -75,3 +75,12 @@ export function foldersOf(tx: Tx, realmId: number, includeArchived: boolean) {
     orderBy: [{ order: "asc" }, { id: "asc" }],
   });
 }
+
+/** Whether `folderId` is a live channel folder of the realm. */
+export async function isLiveFolder(tx: Tx, realmId: number, folderId: number): Promise<boolean> {
+  const folder = await tx.prisma.channelFolder.findFirst({
+    where: { id: folderId, realm_id: realmId, is_archived: false },
+    select: { id: true },
+  });
+  return folder !== null;
+}

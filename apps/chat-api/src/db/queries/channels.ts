@@ -1,5 +1,6 @@
 import { type Kysely, sql } from "kysely";
 import type { DB } from "../../gen/kysely/tables";
+import type { Prisma } from "../../gen/prisma/client";
 import type { Tx } from "../kysely";
 import { caselessEquals, sameText } from "./text";
 import { memberOf } from "./user-groups";
@@ -355,4 +356,139 @@ export function linkableChannels(
     },
     select: { id: true, name: true },
   });
+}
+
+/** The realm's live channel `channelId`, or null. */
+export function liveChannelInRealm(tx: Tx, realmId: number, channelId: number) {
+  return tx.prisma.channel.findFirst({
+    where: { id: channelId, realm_id: realmId, is_archived: false },
+  });
+}
+
+/** A new channel's columns. */
+export type NewChannel = Prisma.ChannelUncheckedCreateInput;
+
+/** Stores a channel; answers it as stored. */
+export function insertChannel(tx: Tx, row: NewChannel) {
+  return tx.prisma.channel.create({ data: row });
+}
+
+/** Per channel of `ids` that has messages: its first message id and its newest message's time. */
+export function channelMessageStats(tx: Tx, ids: readonly number[]) {
+  return tx.prisma.message.groupBy({
+    by: ["channel_id"],
+    where: { channel_id: { in: [...ids] } },
+    _min: { id: true },
+    _max: { date_sent: true },
+  });
+}
+
+/** Per channel of `ids`: how many active users are active subscribers. */
+export async function subscriberCounts(
+  tx: Tx,
+  ids: readonly number[],
+): Promise<Map<number, number>> {
+  const rows = await tx.prisma.subscription.groupBy({
+    by: ["channel_id"],
+    where: { channel_id: { in: [...ids] }, active: true, user: { is_active: true } },
+    _count: { _all: true },
+  });
+  return new Map(rows.map((r) => [r.channel_id, r._count._all]));
+}
+
+/** Per channel of `ids`: its active subscribers who are active users, by id. */
+export async function subscribersByChannel(
+  tx: Tx,
+  ids: readonly number[],
+): Promise<Map<number, number[]>> {
+  const rows = await tx.prisma.subscription.findMany({
+    where: { channel_id: { in: [...ids] }, active: true, user: { is_active: true } },
+    select: { channel_id: true, user_id: true },
+    orderBy: { user_id: "asc" },
+  });
+  const byChannel = new Map<number, number[]>();
+  for (const row of rows) {
+    const list = byChannel.get(row.channel_id);
+    if (list === undefined) byChannel.set(row.channel_id, [row.user_id]);
+    else list.push(row.user_id);
+  }
+  return byChannel;
+}
+
+/** User `userId`'s active subscriptions to live channels, with their channels, by channel name. */
+export function liveSubscriptionsOf(tx: Tx, userId: number) {
+  return tx.prisma.subscription.findMany({
+    where: { user_id: userId, active: true, channel: { is_archived: false } },
+    include: { channel: true },
+    orderBy: { channel: { name: "asc" } },
+  });
+}
+
+/** Ids of the realm's live default channels, by id. */
+export async function defaultChannelIds(tx: Tx, realmId: number): Promise<number[]> {
+  return (await defaultChannels(tx, realmId)).map((c) => c.id).sort((a, b) => a - b);
+}
+
+/** User `userId`'s topic visibility policies (only those of `policy` if given), by id, with their channels' names. */
+export function topicPoliciesOf(tx: Tx, userId: number, policy?: number) {
+  return tx.prisma.userTopic.findMany({
+    where: { user_id: userId, ...(policy === undefined ? {} : { visibility_policy: policy }) },
+    include: { channel: { select: { name: true } } },
+    orderBy: { id: "asc" },
+  });
+}
+
+/** Ends the active subscriptions of `userIds` to channel `channelId`; answers whose ended. */
+export async function deactivateSubscriptions(
+  tx: Tx,
+  channelId: number,
+  userIds: readonly number[],
+): Promise<number[]> {
+  const left = await tx.prisma.subscription.updateManyAndReturn({
+    where: { channel_id: channelId, user_id: { in: [...userIds] }, active: true },
+    data: { active: false },
+    select: { user_id: true },
+  });
+  return left.map((r) => r.user_id);
+}
+
+/** Changes user `userId`'s settings for channel `channelId`; whether they are subscribed. */
+export async function updateSubscription(
+  tx: Tx,
+  userId: number,
+  channelId: number,
+  change: Record<string, boolean | string>,
+): Promise<boolean> {
+  const { count } = await tx.prisma.subscription.updateMany({
+    where: { user_id: userId, channel_id: channelId, active: true },
+    data: change,
+  });
+  return count > 0;
+}
+
+/** Ids of the channels user `userId` muted. */
+export async function mutedChannelIds(tx: Tx, userId: number): Promise<Set<number>> {
+  const rows = await tx.prisma.subscription.findMany({
+    where: { user_id: userId, is_muted: true },
+    select: { channel_id: true },
+  });
+  return new Set(rows.map((s) => s.channel_id));
+}
+
+/** User `userId`'s ended subscriptions to live channels, with their channels, by channel name. */
+export function formerSubscriptionsOf(tx: Tx, userId: number) {
+  return tx.prisma.subscription.findMany({
+    where: { user_id: userId, active: false, channel: { is_archived: false } },
+    include: { channel: true },
+    orderBy: { channel: { name: "asc" } },
+  });
+}
+
+/** Changes channel `channelId`'s columns; answers it as stored. */
+export function updateChannel(
+  tx: Tx,
+  channelId: number,
+  change: Prisma.ChannelUncheckedUpdateInput,
+) {
+  return tx.prisma.channel.update({ where: { id: channelId }, data: change });
 }

@@ -347,3 +347,90 @@ export async function topicParticipants(
   });
   return rows.map((r) => r.sender_id);
 }
+
+/** Message `id` (it exists) with its sender and its channel (null for a direct message). */
+export function messageWithSenderAndChannel(tx: Tx, id: number) {
+  return tx.prisma.message.findUniqueOrThrow({
+    where: { id },
+    include: { sender: true, channel: true },
+  });
+}
+
+/** Message `id` with its channel (null for a direct message), if user `userId` has it; else null. */
+export async function heldMessageWithChannel(tx: Tx, userId: number, id: number) {
+  const held = await tx.prisma.userMessage.findUnique({
+    where: { user_id_message_id: { user_id: userId, message_id: id } },
+    select: { message_id: true },
+  });
+  if (held === null) return null;
+  return tx.prisma.message.findUnique({ where: { id }, include: { channel: true } });
+}
+
+/** Deletes message `id` (its recipients' rows, reactions and submessages with it). */
+export async function deleteMessage(tx: Tx, id: number): Promise<void> {
+  await tx.prisma.message.delete({ where: { id } });
+}
+
+/**
+ * Ids of the messages of a topic (any case) of channel `channelId`, by id,
+ * from `fromId` on if given; at most `limit`.
+ */
+export async function topicMessageIds(
+  tx: Tx,
+  channelId: number,
+  topic: string,
+  fromId: number | undefined,
+  limit: number,
+): Promise<number[]> {
+  const rows = await tx.prisma.message.findMany({
+    where: {
+      channel_id: channelId,
+      topic: caselessEquals(topic),
+      ...(fromId === undefined ? {} : { id: { gte: fromId } }),
+    },
+    select: { id: true },
+    orderBy: { id: "asc" },
+    take: limit,
+  });
+  return rows.map((r) => r.id);
+}
+
+/** Replaces message `id`'s content and its rendering. */
+export async function setMessageContent(
+  tx: Tx,
+  id: number,
+  content: string,
+  rendered: string,
+  editTime: Date,
+): Promise<void> {
+  await tx.prisma.message.update({
+    where: { id },
+    data: { content, rendered_content: rendered, last_edit_time: editTime },
+  });
+}
+
+/** Moves messages `ids` to a channel's topic, in one statement. */
+export async function moveMessages(
+  tx: Tx,
+  ids: readonly number[],
+  to: { channelId: number; topic: string },
+  editTime: Date,
+): Promise<void> {
+  await tx.prisma.message.updateMany({
+    where: { id: { in: [...ids] } },
+    data: { channel_id: to.channelId, topic: to.topic, last_edit_time: editTime },
+  });
+}
+
+/** Messages `ids` (those that exist). */
+export function messagesByIds(tx: Tx, ids: readonly number[]) {
+  return tx.prisma.message.findMany({ where: { id: { in: [...ids] } } });
+}
+
+/** Where message `id` was sent: its realm, channel (or null), topic and conversation key; null if none. */
+export function messagePlace(tx: Tx, id: number) {
+  return tx.prisma.message.findUnique({
+    where: { id },
+    select: { realm_id: true, channel_id: true, topic: true, dm_key: true },
+  });
+}

@@ -1,4 +1,5 @@
 import { sql } from "kysely";
+import type { Prisma } from "../../gen/prisma/client";
 import type { Tx } from "../kysely";
 
 /**
@@ -69,4 +70,43 @@ export async function setRealmDeactivated(
 /** Realm `realmId`'s row (it exists: a caller's own realm). */
 export function realmById(tx: Tx, realmId: number) {
   return tx.prisma.realm.findUniqueOrThrow({ where: { id: realmId } });
+}
+
+/** A new realm's own columns. */
+export interface NewRealm {
+  subdomain: string;
+  name: string;
+  description?: string;
+}
+
+/** Stores a realm; answers its id. */
+export async function insertRealm(tx: Tx, realm: NewRealm): Promise<number> {
+  return (await tx.prisma.realm.create({ data: realm, select: { id: true } })).id;
+}
+
+/** Changes some of the realm's settings. */
+export async function updateRealm(
+  tx: Tx,
+  realmId: number,
+  change: Prisma.RealmUncheckedUpdateInput,
+): Promise<void> {
+  await tx.prisma.realm.update({ where: { id: realmId }, data: change });
+}
+
+/** The realm with its moderation request channel (or null). */
+export function realmWithModerationChannel(tx: Tx, realmId: number) {
+  return tx.prisma.realm.findUniqueOrThrow({
+    where: { id: realmId },
+    include: { moderation_request_channel: true },
+  });
+}
+
+/** How many realms there are. */
+export function realmCount(tx: Tx): Promise<number> {
+  return tx.prisma.realm.count();
+}
+
+/** The realm at `subdomain`, or null. */
+export function realmBySubdomain(tx: Tx, subdomain: string) {
+  return tx.prisma.realm.findUnique({ where: { subdomain } });
 }

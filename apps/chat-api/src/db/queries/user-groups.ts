@@ -260,9 +260,18 @@ export async function insertSubgroups(
   groupId: number,
   subgroupIds: readonly number[],
 ): Promise<void> {
-  await tx.prisma.userGroupSubgroup.createMany({
-    data: subgroupIds.map((id) => ({ supergroup_id: groupId, subgroup_id: id })),
-  });
+  await insertSubgroupLinks(
+    tx,
+    subgroupIds.map((id) => ({ supergroup_id: groupId, subgroup_id: id })),
+  );
+}
+
+/** Adds direct subgroups to any groups, in one statement. */
+export async function insertSubgroupLinks(
+  tx: Tx,
+  links: readonly { supergroup_id: number; subgroup_id: number }[],
+): Promise<void> {
+  await tx.prisma.userGroupSubgroup.createMany({ data: [...links] });
 }
 
 /** Removes direct subgroups from group `groupId`. */
@@ -339,4 +348,30 @@ export async function membersAmong(
     select: { user_id: true },
   });
   return rows.map((r) => r.user_id);
+}
+
+/** Stores a realm's system group; answers its id. */
+export async function insertSystemGroup(tx: Tx, realmId: number, name: string): Promise<number> {
+  const group = await tx.prisma.userGroup.create({
+    data: { realm_id: realmId, name, is_system_group: true, description: `System group ${name}` },
+    select: { id: true },
+  });
+  return group.id;
+}
+
+/** Sets the permission settings of every system group of the realm at once. */
+export async function setSystemGroupSettings(
+  tx: Tx,
+  realmId: number,
+  settings: Omit<UserGroupRow, "realm_id" | "name" | "description" | "creator_id">,
+): Promise<void> {
+  await tx.prisma.userGroup.updateMany({
+    where: { realm_id: realmId, is_system_group: true },
+    data: settings,
+  });
+}
+
+/** The realm's system groups. */
+export function systemGroupsOf(tx: Tx, realmId: number) {
+  return tx.prisma.userGroup.findMany({ where: { realm_id: realmId, is_system_group: true } });
 }

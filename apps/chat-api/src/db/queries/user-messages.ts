@@ -60,3 +60,16 @@ export async function holdsMessage(tx: Tx, userId: number, messageId: number): P
   });
   return count > 0;
 }
+
+/** User `userId`'s flags on messages `ids` (those they have), by message id. */
+export async function flagsOn(
+  tx: Tx,
+  userId: number,
+  ids: readonly number[],
+): Promise<Map<number, bigint>> {
+  const rows = await tx.prisma.userMessage.findMany({
+    where: { user_id: userId, message_id: { in: [...ids] } },
+    select: { message_id: true, flags: true },
+  });
+  return new Map(rows.map((row) => [row.message_id, row.flags]));
+}

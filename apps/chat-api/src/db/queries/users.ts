@@ -304,3 +304,108 @@ export function mentionablePeople(
     orderBy: { id: "asc" },
   });
 }
+
+/** Users `ids`, by id, with their names. */
+export function peopleNamed(tx: Tx, ids: readonly number[]) {
+  return tx.prisma.user.findMany({
+    where: { id: { in: [...ids] } },
+    select: { id: true, full_name: true },
+    orderBy: { id: "asc" },
+  });
+}
+
+/** The realm's users, active or not, by id (with their profile values if asked). */
+export function realmUsers(tx: Tx, realmId: number, withProfile: boolean) {
+  return tx.prisma.user.findMany({
+    where: { realm_id: realmId },
+    include: { custom_profile_values: withProfile },
+    orderBy: { id: "asc" },
+  });
+}
+
+/**
+ * The realm's user with id `ref`, or whose public address (or, with
+ * `byDeliveryEmail`, delivery address) is `ref` in any case; null if none.
+ */
+export function userByIdOrAddress(
+  tx: Tx,
+  realmId: number,
+  ref: number | string,
+  byDeliveryEmail: boolean,
+  withProfile: boolean,
+) {
+  const byAddress = (column: "email" | "delivery_email") => ({
+    [column]: caselessEquals(String(ref)),
+  });
+  return tx.prisma.user.findFirst({
+    where: {
+      realm_id: realmId,
+      ...(typeof ref === "number"
+        ? { id: ref }
+        : { OR: [byAddress("email"), ...(byDeliveryEmail ? [byAddress("delivery_email")] : [])] }),
+    },
+    include: { custom_profile_values: withProfile },
+    orderBy: { id: "asc" },
+  });
+}
+
+/** Whether the realm has an account whose public address is `email` (any case). */
+export async function publicAddressTaken(tx: Tx, realmId: number, email: string): Promise<boolean> {
+  const row = await tx.prisma.user.findFirst({
+    where: { realm_id: realmId, email: caselessEquals(email) },
+    select: { id: true },
+  });
+  return row !== null;
+}
+
+/** Whether the realm has a bot named `fullName` (any case). */
+export async function botNameTaken(tx: Tx, realmId: number, fullName: string): Promise<boolean> {
+  const row = await tx.prisma.user.findFirst({
+    where: { realm_id: realmId, is_bot: true, full_name: caselessEquals(fullName) },
+    select: { id: true },
+  });
+  return row !== null;
+}
+
+/** The realm's bot `botId` (not a system bot), or null. */
+export function realmBot(tx: Tx, realmId: number, botId: number) {
+  return tx.prisma.user.findFirst({
+    where: { id: botId, realm_id: realmId, is_bot: true, is_system_bot: false },
+  });
+}
+
+/** Whether `userId` is a user of the realm, active or not. */
+export async function isRealmUser(tx: Tx, realmId: number, userId: number): Promise<boolean> {
+  const row = await tx.prisma.user.findFirst({
+    where: { id: userId, realm_id: realmId },
+    select: { id: true },
+  });
+  return row !== null;
+}
+
+/** Whether `botId` is a bot of `ownerId` in the realm. */
+export async function isBotOf(
+  tx: Tx,
+  realmId: number,
+  botId: number,
+  ownerId: number,
+): Promise<boolean> {
+  const row = await tx.prisma.user.findFirst({
+    where: { id: botId, realm_id: realmId, is_bot: true, bot_owner_id: ownerId },
+    select: { id: true },
+  });
+  return row !== null;
+}
+
+/**
+ * Ids of the realm's active users: the audience of a realm-wide event (at
+ * most `atMost` of them, for a caller that only sends to audiences that small).
+ */
+export async function activeUserIds(tx: Tx, realmId: number, atMost?: number): Promise<number[]> {
+  const rows = await tx.prisma.user.findMany({
+    where: { realm_id: realmId, is_active: true },
+    select: { id: true },
+    ...(atMost === undefined ? {} : { take: atMost }),
+  });
+  return rows.map((r) => r.id);
+}
