@@ -78,6 +78,11 @@ export default tseslint.config(
             "Write the statement in src/db/queries/<resource>.ts with Kysely (typed from schema.prisma).",
         },
         {
+          selector: "MemberExpression[property.name=/^(prisma|q)$/]",
+          message:
+            "Every statement is a named function of src/db/queries/<resource>.ts; call it with the Tx.",
+        },
+        {
           selector: "MemberExpression[property.name='$transaction']",
           message: "Open transactions with db.transaction: its Tx runs Prisma and Kysely in it.",
         },

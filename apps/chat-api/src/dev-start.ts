@@ -1,9 +1,10 @@
+import { realmCount } from "./db/queries/realms";
 import { seedDemoRealm } from "./cli/demo-data";
 import type { Services } from "./services";
 
 /** Development start, before listening: seeds the demo realm into a database that has no realm. */
 export async function seedIfEmpty({ db, logger }: Pick<Services, "db" | "logger">): Promise<void> {
-  if ((await db.prisma.realm.count()) === 0) {
+  if ((await realmCount(db)) === 0) {
     await seedDemoRealm(db);
     logger.info("seeded the demo realm");
   }

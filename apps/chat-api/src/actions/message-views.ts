@@ -8,6 +8,7 @@ import {
   type EditSummaryEntry,
   type ReactionView,
   type SubmessageView,
+  messagePeople,
   messageRows,
 } from "../db/queries/messages";
 import { gravatarUrl } from "./user-view";
@@ -59,10 +60,7 @@ export async function dmPeople(
     ...new Set(rows.flatMap((r) => (r.dm_key === null ? [] : r.dm_key.split(",").map(Number)))),
   ];
   if (ids.length === 0) return new Map();
-  const people = await tx.prisma.user.findMany({
-    where: { id: { in: ids } },
-    select: { id: true, email: true, full_name: true },
-  });
+  const people = await messagePeople(tx, ids);
   return new Map(people.map((u) => [u.id, u]));
 }
 

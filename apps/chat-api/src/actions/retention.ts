@@ -1,5 +1,5 @@
 import type { Database } from "../db/database";
-import { expiredMessageIds } from "../db/queries/messages";
+import { deleteMessages, expiredMessageIds } from "../db/queries/messages";
 
 /** Most messages one sweep deletes (the next sweep takes the rest). */
 export const RETENTION_BATCH = 1000;
@@ -15,7 +15,6 @@ export async function deleteExpiredMessages(db: Database, now: Date): Promise<nu
   return db.transaction(async (tx) => {
     const ids = await expiredMessageIds(tx, now, RETENTION_BATCH);
     if (ids.length === 0) return 0;
-    const { count } = await tx.prisma.message.deleteMany({ where: { id: { in: ids } } });
-    return count;
+    return deleteMessages(tx, ids);
   });
 }

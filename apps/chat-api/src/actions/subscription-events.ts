@@ -1,3 +1,4 @@
+import { subscriptionsTo } from "../db/queries/channels";
 import type { Tx } from "../db/kysely";
 import type { Channel } from "../gen/prisma/client";
 import { sendEvent, sendEvents } from "../realtime/queue";
@@ -19,9 +20,7 @@ export async function announceSubscriptions(
   userIds: readonly number[],
 ): Promise<void> {
   if (userIds.length === 0) return;
-  const rows = await tx.prisma.subscription.findMany({
-    where: { channel_id: channel.id, user_id: { in: [...userIds] } },
-  });
+  const rows = await subscriptionsTo(tx, channel.id, userIds);
   const alike = new Map<string, { row: (typeof rows)[number]; userIds: number[] }>();
   for (const row of rows) {
     const { id: _id, user_id: userId, date_created: _date, ...own } = row;

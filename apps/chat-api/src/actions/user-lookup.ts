@@ -1,3 +1,4 @@
+import { usersByIdOrEmail } from "../db/queries/users";
 import type { Tx } from "../db/kysely";
 import { JsonableError } from "@repo/envelope";
 
@@ -29,16 +30,7 @@ export async function findUsers(
     throw new JsonableError(`Too many users (limit: ${String(MAX_USERS_PER_REQUEST)})`);
   const ids = keys.filter((k): k is number => typeof k === "number");
   const emails = keys.filter((k): k is string => typeof k === "string");
-  const rows = await tx.prisma.user.findMany({
-    where: {
-      realm_id: realmId,
-      OR: [
-        ...(ids.length === 0 ? [] : [{ id: { in: ids } }]),
-        ...(emails.length === 0 ? [] : [{ email: { in: emails, mode: "insensitive" as const } }]),
-      ],
-    },
-    select: { id: true, email: true, is_active: true },
-  });
+  const rows = await usersByIdOrEmail(tx, realmId, ids, emails);
   const byId = new Map(rows.map((row) => [row.id, row]));
   const byEmail = new Map(rows.map((row) => [row.email.toLowerCase(), row]));
   const found = new Map<number, FoundUser>();

@@ -1,3 +1,5 @@
+import { allRealms, realmBySubdomain } from "../db/queries/realms";
+import { apiKeyOf, realmUsers, setCanCreateUsers } from "../db/queries/users";
 /**
  * `pnpm --filter chat-api admin <command>`: administer chat-api from a shell.
  * Works on the database the environment names (DATABASE_URL, else the embedded
@@ -60,7 +62,7 @@ function realmArg(values: Record<string, string | boolean | undefined>): string 
 }
 
 async function realmId(db: Database, subdomain: string): Promise<number> {
-  const realm = await db.prisma.realm.findUnique({ where: { subdomain: subdomain.toLowerCase() } });
+  const realm = await realmBySubdomain(db, subdomain.toLowerCase());
   if (realm === null) throw new CommandError(`no realm with subdomain "${subdomain}"`);
   return realm.id;
 }
@@ -104,7 +106,7 @@ const commands: Record<string, Command> = {
       }
       const name = required(values, "name");
       if (name.length > 40) throw new UsageError("--name is too long (limit: 40 characters)");
-      if ((await db.prisma.realm.count({ where: { subdomain } })) > 0) {
+      if ((await realmBySubdomain(db, subdomain)) !== null) {
         throw new CommandError(`a realm with subdomain "${subdomain}" already exists`);
       }
       const description = typeof values.description === "string" ? values.description : "";
@@ -147,9 +149,7 @@ const commands: Record<string, Command> = {
       const email = required(values, "email");
       const id = await userId(db, realmArg(values), email);
       const granted = values.off !== true;
-      await db.transaction((tx) =>
-        tx.prisma.user.update({ where: { id }, data: { can_create_users: granted } }),
-      );
+      await db.transaction((tx) => setCanCreateUsers(tx, id, granted));
       return `${email} ${granted ? "may" : "may no longer"} create users`;
     },
   },
@@ -198,8 +198,7 @@ const commands: Record<string, Command> = {
     options: { ...realmOption, email: { type: "string" } },
     async run(db, values) {
       const id = await userId(db, realmArg(values), required(values, "email"));
-      const user = await db.prisma.user.findUniqueOrThrow({ where: { id } });
-      return user.api_key;
+      return apiKeyOf(db, id);
     },
   },
   "set-password": {
@@ -224,7 +223,7 @@ const commands: Record<string, Command> = {
     summary: "List realms: id, subdomain, name, state",
     options: {},
     async run(db) {
-      const realms = await db.prisma.realm.findMany({ orderBy: { id: "asc" } });
+      const realms = await allRealms(db);
       return realms
         .map(
           (r) =>
@@ -239,10 +238,7 @@ const commands: Record<string, Command> = {
     options: realmOption,
     async run(db, values) {
       const realm = await realmId(db, realmArg(values));
-      const users = await db.prisma.user.findMany({
-        where: { realm_id: realm },
-        orderBy: { id: "asc" },
-      });
+      const users = await realmUsers(db, realm, false);
       return users
         .map((u) =>
           [

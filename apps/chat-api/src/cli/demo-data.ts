@@ -4,7 +4,13 @@ import { createRealm, defaultChannelGroups } from "../actions/realm-creation";
 import { renderPlain } from "../lib/render";
 import { hashPassword } from "../lib/passwords";
 import { Role } from "../lib/roles";
-import { setPasswordHash } from "../db/queries/users";
+import { setCanCreateUsers, setPasswordHash } from "../db/queries/users";
+import { activateSubscriptions, insertChannel } from "../db/queries/channels";
+import { updateRealm } from "../db/queries/realms";
+import { insertUserGroup } from "../db/queries/user-groups";
+import { insertLinkifier } from "../db/queries/linkifiers";
+import { insertProfileField } from "../db/queries/profile-fields";
+import { insertMessageRows, newMessageId } from "../db/queries/messages";
 
 /** The demo realm's people: email, full name and role. */
 export const DEMO_PEOPLE = [
@@ -55,10 +61,7 @@ export async function seedDemoRealm(db: Database): Promise<void> {
       const id = (key: DemoPerson): number => people[key] ?? 0;
       // The owner may create accounts through the API (POST /users), as a server
       // operator grants with the admin CLI's set-can-create-users.
-      await tx.prisma.user.update({
-        where: { id: id("desdemona") },
-        data: { can_create_users: true },
-      });
+      await setCanCreateUsers(tx, id("desdemona"), true);
       await createAccount(tx, {
         realmId,
         email: "hamlet-bot@example.com",
@@ -74,27 +77,22 @@ export async function seedDemoRealm(db: Database): Promise<void> {
 
       const channelGroups = defaultChannelGroups(groups);
       const channel = async (name: string, description: string, invite_only = false) =>
-        tx.prisma.channel.create({
-          data: {
-            realm_id: realmId,
-            name,
-            description,
-            rendered_description: await renderPlain(description),
-            invite_only,
-            history_public_to_subscribers: !invite_only,
-            is_default_stream: !invite_only,
-            creator_id: id("desdemona"),
-            ...channelGroups,
-          },
+        insertChannel(tx, {
+          realm_id: realmId,
+          name,
+          description,
+          rendered_description: await renderPlain(description),
+          invite_only,
+          history_public_to_subscribers: !invite_only,
+          is_default_stream: !invite_only,
+          creator_id: id("desdemona"),
+          ...channelGroups,
         });
       const verona = await channel("Verona", "Announcements and the fair city of Verona.");
       const denmark = await channel("Denmark", "Something is rotten in the state of Denmark.");
       const scotland = await channel("Scotland", "The Scottish play.");
       const coreTeam = await channel("core team", "A private channel for the core team.", true);
-      await tx.prisma.realm.update({
-        where: { id: realmId },
-        data: { new_stream_announcements_stream_id: verona.id },
-      });
+      await updateRealm(tx, realmId, { new_stream_announcements_stream_id: verona.id });
 
       const humans = DEMO_PEOPLE.map((p) => id(p.key));
       const members = new Map<number, number[]>([
@@ -103,14 +101,11 @@ export async function seedDemoRealm(db: Database): Promise<void> {
         [scotland.id, humans],
         [coreTeam.id, [id("desdemona"), id("iago"), id("hamlet")]],
       ]);
-      await tx.prisma.subscription.createMany({
-        data: [...members].flatMap(([channel_id, users]) =>
-          users.map((user_id) => ({ user_id, channel_id })),
-        ),
-      });
+      for (const [channelId, users] of members) await activateSubscriptions(tx, channelId, users);
 
-      const named = await tx.prisma.userGroup.create({
-        data: {
+      await insertUserGroup(
+        tx,
+        {
           realm_id: realmId,
           name: "hamletcharacters",
           description: "Characters of Hamlet",
@@ -122,54 +117,54 @@ export async function seedDemoRealm(db: Database): Promise<void> {
           can_mention_group_id: groups["role:everyone"],
           can_remove_members_group_id: groups["role:nobody"],
         },
-      });
-      await tx.prisma.userGroupMember.createMany({
-        data: [id("hamlet"), id("cordelia")].map((user_id) => ({ group_id: named.id, user_id })),
-      });
+        [id("hamlet"), id("cordelia")],
+        [],
+      );
 
-      await tx.prisma.linkifier.createMany({
-        data: [
-          {
-            realm_id: realmId,
-            pattern: "#(?P<id>[0-9]+)",
-            url_template: "https://github.com/zulip/zulip/issues/{id}",
-            order: 0,
-          },
-          {
-            realm_id: realmId,
-            pattern: "RFC(?P<rfc>[0-9]+)",
-            url_template: "https://www.rfc-editor.org/rfc/rfc{rfc}",
-            order: 1,
-          },
-        ],
+      await insertLinkifier(tx, {
+        realm_id: realmId,
+        pattern: "#(?P<id>[0-9]+)",
+        url_template: "https://github.com/zulip/zulip/issues/{id}",
+        order: 0,
       });
-      await tx.prisma.customProfileField.createMany({
-        data: [
-          {
-            realm_id: realmId,
-            name: "Phone number",
-            hint: "A number people can call",
-            field_type: 1,
-            order: 0,
-          },
-          {
-            realm_id: realmId,
-            name: "Biography",
-            hint: "What are you known for?",
-            field_type: 2,
-            order: 1,
-          },
-          {
-            realm_id: realmId,
-            name: "Favorite editor",
-            field_type: 3,
-            order: 2,
-            field_data: JSON.stringify({
-              emacs: { text: "Emacs", order: "1" },
-              vim: { text: "Vim", order: "2" },
-            }),
-          },
-        ],
+      await insertLinkifier(tx, {
+        realm_id: realmId,
+        pattern: "RFC(?P<rfc>[0-9]+)",
+        url_template: "https://www.rfc-editor.org/rfc/rfc{rfc}",
+        order: 1,
+      });
+      const field = { realm_id: realmId, hint: "", field_data: "" } as const;
+      const summary = {
+        display_in_profile_summary: false,
+        required: false,
+        editable_by_user: true,
+      };
+      await insertProfileField(tx, {
+        ...field,
+        ...summary,
+        name: "Phone number",
+        hint: "A number people can call",
+        field_type: 1,
+        order: 0,
+      });
+      await insertProfileField(tx, {
+        ...field,
+        ...summary,
+        name: "Biography",
+        hint: "What are you known for?",
+        field_type: 2,
+        order: 1,
+      });
+      await insertProfileField(tx, {
+        ...field,
+        ...summary,
+        name: "Favorite editor",
+        field_type: 3,
+        order: 2,
+        field_data: JSON.stringify({
+          emacs: { text: "Emacs", order: "1" },
+          vim: { text: "Vim", order: "2" },
+        }),
       });
 
       const senders: DemoPerson[] = ["desdemona", "iago", "hamlet", "prospero", "polonius"];
@@ -178,25 +173,26 @@ export async function seedDemoRealm(db: Database): Promise<void> {
         const sender = id(senders[n % senders.length] ?? "desdemona");
         const target = publicChannels[n % publicChannels.length] ?? verona;
         const content = `Message ${n + 1} of the demo, about ${TOPICS[n % TOPICS.length] ?? "greetings"}.`;
-        const message = await tx.prisma.message.create({
-          data: {
+        const { id: messageId } = await newMessageId(tx, realmId);
+        const recipients = members.get(target.id) ?? [];
+        const unreadFor = new Set([id("othello"), id("cordelia")]);
+        await insertMessageRows(
+          tx,
+          {
+            id: messageId,
             realm_id: realmId,
             sender_id: sender,
             channel_id: target.id,
             topic: TOPICS[n % TOPICS.length] ?? "greetings",
+            dm_key: null,
             content,
             rendered_content: await renderPlain(content),
             date_sent: new Date(Date.UTC(2026, 0, 1, 9, n)),
           },
-        });
-        const unreadFor = new Set([id("othello"), id("cordelia")]);
-        await tx.prisma.userMessage.createMany({
-          data: (members.get(target.id) ?? []).map((user_id) => ({
-            user_id,
-            message_id: message.id,
-            flags: unreadFor.has(user_id) ? 0n : 1n,
-          })),
-        });
+          recipients,
+          recipients.map((userId) => (unreadFor.has(userId) ? 0n : 1n)),
+          [],
+        );
       }
     },
     { timeout: 60_000 },

@@ -1,3 +1,4 @@
+import { realmBySubdomain } from "../db/queries/realms";
 import type { Database } from "../db/database";
 import { LRUCache } from "lru-cache";
 import type { Realm } from "../gen/prisma/client";
@@ -44,7 +45,7 @@ export class RealmDirectory implements Invalidatable {
     const subdomain = subdomainOf(host, this.rootHost);
     let hit = this.cache.get(subdomain);
     if (hit === undefined) {
-      hit = { realm: await this.db.prisma.realm.findUnique({ where: { subdomain } }) };
+      hit = { realm: await realmBySubdomain(this.db, subdomain) };
       this.cache.set(subdomain, hit);
     }
     return { subdomain, realm: hit.realm ?? undefined };

@@ -1,4 +1,4 @@
-import { systemBotIds } from "../db/queries/users";
+import { botsOf, systemBotIds } from "../db/queries/users";
 import type { Database } from "../db/database";
 import type { Realm } from "../gen/prisma/client";
 import { hasRealmPermission } from "../actions/user-groups";
@@ -58,16 +58,7 @@ export async function peopleState(
 
 /** `realm_bots`: the bots the user may administer (their own; every bot for administrators). */
 export async function ownBots(db: Database, user: AuthedUser) {
-  const bots = await db.prisma.user.findMany({
-    where: {
-      realm_id: user.realm_id,
-      is_bot: true,
-      is_system_bot: false,
-      ...(isAdministrator(user.role) ? {} : { bot_owner_id: user.id }),
-    },
-    include: { bot_owner: { select: { email: true } } },
-    orderBy: { id: "asc" },
-  });
+  const bots = await botsOf(db, user.realm_id, user.id, isAdministrator(user.role));
   return bots.map((bot) => ({
     user_id: bot.id,
     full_name: bot.full_name,

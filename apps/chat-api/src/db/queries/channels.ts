@@ -492,3 +492,10 @@ export function updateChannel(
 ) {
   return tx.prisma.channel.update({ where: { id: channelId }, data: change });
 }
+
+/** The subscriptions of `userIds` to channel `channelId` as stored. */
+export function subscriptionsTo(tx: Tx, channelId: number, userIds: readonly number[]) {
+  return tx.prisma.subscription.findMany({
+    where: { channel_id: channelId, user_id: { in: [...userIds] } },
+  });
+}

@@ -434,3 +434,17 @@ export function messagePlace(tx: Tx, id: number) {
     select: { realm_id: true, channel_id: true, topic: true, dm_key: true },
   });
 }
+
+/** Deletes messages `ids` (with everything that hangs on them); answers how many there were. */
+export async function deleteMessages(tx: Tx, ids: readonly number[]): Promise<number> {
+  const { count } = await tx.prisma.message.deleteMany({ where: { id: { in: [...ids] } } });
+  return count;
+}
+
+/** Users `ids` (those that exist): their ids, addresses and names. */
+export function messagePeople(tx: Tx, ids: readonly number[]) {
+  return tx.prisma.user.findMany({
+    where: { id: { in: [...ids] } },
+    select: { id: true, email: true, full_name: true },
+  });
+}

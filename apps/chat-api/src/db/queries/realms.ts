@@ -110,3 +110,8 @@ export function realmCount(tx: Tx): Promise<number> {
 export function realmBySubdomain(tx: Tx, subdomain: string) {
   return tx.prisma.realm.findUnique({ where: { subdomain } });
 }
+
+/** Every realm, by id. */
+export function allRealms(tx: Tx) {
+  return tx.prisma.realm.findMany({ orderBy: { id: "asc" } });
+}

@@ -409,3 +409,55 @@ export async function activeUserIds(tx: Tx, realmId: number, atMost?: number): P
   });
   return rows.map((r) => r.id);
 }
+
+/** Grants (or takes back) user `userId`'s server-granted `can_create_users`. */
+export async function setCanCreateUsers(tx: Tx, userId: number, granted: boolean): Promise<void> {
+  await tx.prisma.user.update({ where: { id: userId }, data: { can_create_users: granted } });
+}
+
+/** User `userId`'s API key. */
+export async function apiKeyOf(tx: Tx, userId: number): Promise<string> {
+  const user = await tx.prisma.user.findUniqueOrThrow({
+    where: { id: userId },
+    select: { api_key: true },
+  });
+  return user.api_key;
+}
+
+/**
+ * The realm's users whose id is one of `ids` or whose public address is one
+ * of `emails` (any case): their ids, addresses and whether they are active.
+ */
+export function usersByIdOrEmail(
+  tx: Tx,
+  realmId: number,
+  ids: readonly number[],
+  emails: readonly string[],
+) {
+  return tx.prisma.user.findMany({
+    where: {
+      realm_id: realmId,
+      OR: [
+        ...(ids.length === 0 ? [] : [{ id: { in: [...ids] } }]),
+        ...(emails.length === 0
+          ? []
+          : [{ email: { in: [...emails], mode: "insensitive" as const } }]),
+      ],
+    },
+    select: { id: true, email: true, is_active: true },
+  });
+}
+
+/** The realm's bots a user may administer (all with `all`, else `ownerId`'s), by id, with owners' addresses. */
+export function botsOf(tx: Tx, realmId: number, ownerId: number, all: boolean) {
+  return tx.prisma.user.findMany({
+    where: {
+      realm_id: realmId,
+      is_bot: true,
+      is_system_bot: false,
+      ...(all ? {} : { bot_owner_id: ownerId }),
+    },
+    include: { bot_owner: { select: { email: true } } },
+    orderBy: { id: "asc" },
+  });
+}
