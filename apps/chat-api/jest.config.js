@@ -15,9 +15,20 @@ const templates = join(
   `chat-api-test-${process.pid}-${Date.now()}`,
 );
 
+// Test files that never open a database run once, in the PGlite project.
+const DATABASE_FREE = ["dispatch", "markdown", "polls", "render-pool", "structure"];
+
 const project = (kind) => ({
   ...preset,
   displayName: kind,
+  ...(kind === "postgres"
+    ? {
+        testPathIgnorePatterns: [
+          ...(preset.testPathIgnorePatterns ?? ["/node_modules/"]),
+          `/test/(${DATABASE_FREE.join("|")})\\.test\\.ts$`,
+        ],
+      }
+    : {}),
   rootDir: __dirname,
   globals: { __TEST_DB__: kind, __TEST_TEMPLATES__: templates },
   globalSetup: "<rootDir>/test/support/global-setup.ts",

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import ts from "typescript";
@@ -88,3 +89,40 @@ it("finds a circle when there is one", () => {
     ),
   ).toEqual([["a.ts", "b.ts"]]);
 });
+
+/** ESLint's findings (rule ids) for `text` as if it were the module `file` of src/. */
+function lintAs(file: string, text: string): string[] {
+  const root = path.join(__dirname, "../../..");
+  const run = spawnSync(
+    path.join(root, "node_modules/.bin/eslint"),
+    ["--format", "json", "--stdin", "--stdin-filename", path.join(SRC, file)],
+    { cwd: root, input: text, encoding: "utf8" },
+  );
+  const [report] = JSON.parse(run.stdout) as { messages: { ruleId: string | null }[] }[];
+  return (report?.messages ?? []).map((m) => m.ruleId ?? "fatal");
+}
+
+it("lets ESLint refuse an upward import and a statement outside src/db", () => {
+  // An action that imports a route and runs its own statement: both refused.
+  const action = [
+    'import type { Tx } from "../db/kysely";',
+    'import { userRoutes } from "../routes/users";',
+    "export async function count(tx: Tx): Promise<number> {",
+    "  return (await tx.prisma.user.count()) + userRoutes.length;",
+    "}",
+    "",
+  ].join("\n");
+  expect(lintAs("actions/drafts.ts", action).sort()).toEqual([
+    "no-restricted-imports",
+    "no-restricted-syntax",
+  ]);
+  // The same statement in src/db/queries is where it belongs.
+  const query = [
+    'import type { Tx } from "../kysely";',
+    "export function userCount(tx: Tx): Promise<number> {",
+    "  return tx.prisma.user.count();",
+    "}",
+    "",
+  ].join("\n");
+  expect(lintAs("db/queries/users.ts", query)).toEqual([]);
+}, 60_000);
