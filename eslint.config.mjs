@@ -5,40 +5,58 @@ import tseslint from "typescript-eslint";
 /** The top-level wiring modules of chat-api's src/: only the layers' callers. */
 const WIRING = ["app", "server", "urls", "dispatch", "poll-lane", "services", "index", "dev-start"];
 
-/** HTTP parsing: the endpoint layer's, never below it. */
-const HTTP_ONLY = ["**/lib/params", "**/lib/typed-endpoint", "**/lib/multipart"];
+/**
+ * chat-api's folders, top to bottom (docs/development.md). Each may import the
+ * folders after it, never one before it.
+ */
+const LAYERS = [
+  "cli",
+  "routes",
+  "http",
+  "register",
+  "push",
+  "actions",
+  "realtime",
+  "caches",
+  "db",
+  "lib",
+];
+
+/** The folders (from `http` down) that know nothing of Express. */
+const BELOW_HTTP = LAYERS.slice(LAYERS.indexOf("register"));
 
 /**
  * ESLint configs that keep chat-api's layers: for each folder, the folders
- * above it (and the wiring modules, express and HTTP parsing) it may not import.
+ * above it and the wiring modules it may not import, and below `http`,
+ * Express.
  */
-function chatLayers(layers) {
-  return layers.map(([folder, above]) => ({
-    files: [`apps/chat-api/src/${folder}/**/*.ts`],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        {
-          paths: [{ name: "express", message: "Below routes, nothing knows of HTTP." }],
-          patterns: [
-            {
-              group: above.map((name) => `**/${name}/*`),
-              message: `src/${folder} is below ${above.join(", ")}: imports run down only (docs/development.md).`,
-            },
-            {
-              group: WIRING.map((name) => `**/../${name}`),
-              message: "The wiring modules of src/ call the layers, not the other way round.",
-            },
-            {
-              group: HTTP_ONLY,
-              message:
-                "Below routes, code receives typed values; parsing belongs to the endpoint layer.",
-            },
-          ],
-        },
-      ],
-    },
-  }));
+function chatLayers() {
+  return LAYERS.slice(1).map((folder) => {
+    const above = LAYERS.slice(0, LAYERS.indexOf(folder));
+    return {
+      files: [`apps/chat-api/src/${folder}/**/*.ts`],
+      rules: {
+        "no-restricted-imports": [
+          "error",
+          {
+            paths: BELOW_HTTP.includes(folder)
+              ? [{ name: "express", message: "Below http/, nothing knows of Express." }]
+              : [],
+            patterns: [
+              {
+                group: above.map((name) => `**/${name}/*`),
+                message: `src/${folder} is below ${above.join(", ")}: imports run down only (docs/development.md).`,
+              },
+              {
+                group: WIRING.map((name) => `**/../${name}`),
+                message: "The wiring modules of src/ call the layers, not the other way round.",
+              },
+            ],
+          },
+        ],
+      },
+    };
+  });
 }
 
 export default tseslint.config(
@@ -129,17 +147,9 @@ export default tseslint.config(
       ],
     },
   },
-  // chat-api's folders are its layers, top to bottom (docs/development.md):
-  // src/*.ts (wiring), cli, routes, register, actions and push, realtime, db,
-  // lib. An import runs down only; each layer below routes also knows nothing
-  // of HTTP. (lib still holds database-backed caches: issue 49's next step.)
-  ...chatLayers([
-    ["register", ["routes", "cli"]],
-    ["actions", ["register", "routes", "cli"]],
-    ["push", ["register", "routes", "cli"]],
-    ["realtime", ["actions", "push", "register", "routes", "cli"]],
-    ["db", ["realtime", "actions", "push", "register", "routes", "cli"]],
-  ]),
+  // chat-api's folders are its layers, top to bottom (LAYERS above): an
+  // import runs down only, and below http/ nothing knows of Express.
+  ...chatLayers(),
   {
     files: ["**/*.js", "**/*.mjs", "**/*.cjs"],
     ...tseslint.configs.disableTypeChecked,

@@ -1,24 +1,23 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { PathNotFoundError } from "@repo/envelope";
-import { corsMiddleware } from "./lib/cors";
+import { corsMiddleware } from "./http/cors";
 import express, { type ErrorRequestHandler, type RequestHandler } from "express";
 import helmet from "helmet";
-import { MAX_FORM_FIELDS, multipartForms } from "./lib/multipart";
-import type { Api } from "./lib/typed-endpoint";
+import { MAX_FORM_FIELDS, multipartForms } from "./http/multipart";
+import type { Api } from "./http/typed-endpoint";
 import { staticRoutes } from "./routes/static-files";
 import { fileRoutes } from "./routes/files";
 import { buildApi } from "./urls";
-import type { Services } from "./services";
+import type { Services } from "./http/context";
+import { type Match, dispatcher } from "./dispatch";
 import {
   EXCHANGE,
-  type Match,
   addHeaders,
   applyHeaders,
-  dispatcher,
   exchangeOf,
   observe,
   sendError,
-} from "./dispatch";
+} from "./http/exchange";
 import { pollLane } from "./poll-lane";
 
 /**

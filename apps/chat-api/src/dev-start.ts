@@ -1,6 +1,6 @@
 import { realmCount } from "./db/queries/realms";
 import { seedDemoRealm } from "./cli/demo-data";
-import type { Services } from "./services";
+import type { Services } from "./http/context";
 
 /** Development start, before listening: seeds the demo realm into a database that has no realm. */
 export async function seedIfEmpty({ db, logger }: Pick<Services, "db" | "logger">): Promise<void> {

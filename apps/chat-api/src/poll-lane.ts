@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { parse } from "node:querystring";
-import { type Dispatcher, addHeaders, observe, sendError } from "./dispatch";
-import type { Services } from "./services";
+import { type Dispatcher } from "./dispatch";
+import { addHeaders, observe, sendError } from "./http/exchange";
+import type { Services } from "./http/context";
 
 /** The one URL of the lane. */
 const PATH = "/api/v1/events";

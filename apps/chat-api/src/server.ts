@@ -7,8 +7,8 @@ import { deliverDueReminders } from "./actions/reminders";
 import { deleteExpiredMessages } from "./actions/retention";
 import { collectIdleQueues } from "./realtime/queue";
 import { closeRenderPool } from "./lib/render-pool";
-import type { Api } from "./lib/typed-endpoint";
-import type { Services } from "./services";
+import type { Api } from "./http/typed-endpoint";
+import type { Services } from "./http/context";
 
 /** A listening chat-api: the API port, the metrics port, and a graceful stop. */
 export interface RunningServer {

@@ -1,32 +1,16 @@
 import type { Logger } from "pino";
+import type { Services } from "./http/context";
 import type { Database } from "./db/database";
 import { EventHub } from "./realtime/hub";
-import { AuthCache } from "./lib/auth";
-import { CacheBus } from "./lib/cache-bus";
+import { AuthCache } from "./caches/auth";
+import { CacheBus } from "./caches/cache-bus";
 import { type Config, renderSettings } from "./lib/config";
-import { type AppMetrics, createMetrics } from "./lib/metrics";
-import { PresenceBoards } from "./lib/presence-boards";
-import { type RateLimiter, createRateLimiter, unlimited } from "./lib/rate-limit";
-import { RealmDirectory } from "./lib/realms";
+import { createMetrics } from "./lib/metrics";
+import { PresenceBoards } from "./caches/presence-boards";
+import { createRateLimiter, unlimited } from "./lib/rate-limit";
+import { RealmDirectory } from "./caches/realms";
 import { configureRenderPool } from "./lib/render-pool";
-import { type UploadStore, createUploadStore } from "./lib/upload-store";
-
-/** Everything a request may need, built once per process (or per test). */
-export interface Services {
-  config: Config;
-  db: Database;
-  logger: Logger;
-  metrics: AppMetrics;
-  realms: RealmDirectory;
-  auth: AuthCache;
-  bus: CacheBus;
-  rateLimiter: RateLimiter;
-  events: EventHub;
-  /** Each realm's presences, for the modern presence answer. */
-  presence: PresenceBoards;
-  /** Where uploaded files are kept (a directory, or an S3 bucket). */
-  uploads: UploadStore;
-}
+import { createUploadStore } from "./lib/upload-store";
 
 /** Builds the services over an open database; call `bus.start()` to hear other replicas. */
 export function createServices(config: Config, db: Database, logger: Logger): Services {

@@ -6,7 +6,7 @@
  * URL (`routes/drafts.ts` for `/drafts`); `url()` checks that the path's
  * `{...}` segments are the ones its handler reads.
  */
-import { Api, url } from "./lib/typed-endpoint";
+import { Api, url } from "./http/typed-endpoint";
 import { botRoutes } from "./routes/bots";
 import { channelFolderRoutes } from "./routes/channel-folders";
 import { channelRoutes } from "./routes/channels";
@@ -28,7 +28,7 @@ import { topicRoutes } from "./routes/topics";
 import { uploadRoutes } from "./routes/uploads";
 import { userGroupRoutes } from "./routes/user-groups";
 import { userRoutes } from "./routes/users";
-import type { Services } from "./services";
+import type { Services } from "./http/context";
 
 /** The API of `services`: the URL table's rows. */
 export function buildApi(services: Services): Api {

@@ -4,7 +4,7 @@
  */
 import type { Database } from "../src/db/database";
 import type { KyselyPlugin } from "kysely";
-import { AuthCache, authenticate } from "../src/lib/auth";
+import { AuthCache, authenticate } from "../src/caches/auth";
 import { freshDatabase } from "./support/database";
 
 let db: Database;

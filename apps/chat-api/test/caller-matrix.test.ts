@@ -1,7 +1,7 @@
 import { doSetRealmActive, doSetUserActive } from "../src/actions/accounts";
 import { createAccount } from "../src/actions/accounts";
 import { createRealm } from "../src/actions/realm-creation";
-import type { Operation } from "../src/lib/typed-endpoint";
+import type { Operation } from "../src/http/typed-endpoint";
 import { Role } from "../src/lib/roles";
 import { buildApi } from "../src/urls";
 import { type Person, type TestServer, createOtherRealm, startTestServer } from "./support/server";

@@ -4,7 +4,7 @@ import { Writable } from "node:stream";
 import pino from "pino";
 import { request } from "undici";
 import { JsonableError } from "@repo/envelope";
-import { type Exchange, applyHeaders, observe, sendError, sendJson } from "../src/dispatch";
+import { type Exchange, applyHeaders, observe, sendError, sendJson } from "../src/http/exchange";
 import { createMetrics } from "../src/lib/metrics";
 
 const exchange = (headers: string[] = []): Exchange => ({

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import type { Operation } from "../src/lib/typed-endpoint";
+import type { Operation } from "../src/http/typed-endpoint";
 import { buildApi } from "../src/urls";
 import { type Person, type TestServer, startTestServer } from "./support/server";
 

@@ -5,8 +5,8 @@
  * links. Run on both databases.
  */
 import type { Database } from "../src/db/database";
-import { doSendMessage } from "../src/actions/messages";
-import type { AuthedUser } from "../src/lib/auth";
+import { doSendMessage } from "../src/actions/message-send";
+import type { AuthedUser } from "../src/caches/auth";
 import { type TestDatabase, freshDatabase } from "./support/database";
 import { type Cast, type TestServer, loadCast, startTestServer } from "./support/server";
 

@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { PresenceBoards } from "../src/lib/presence-boards";
+import { PresenceBoards } from "../src/caches/presence-boards";
 import { type Cast, type TestServer, loadCast, startTestServer } from "./support/server";
 
 /**

@@ -3,7 +3,7 @@ import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
 import { sendEvent } from "../realtime/queue";
-import type { AuthedUser } from "../lib/auth";
+import type { AuthedUser } from "../caches/auth";
 import { checkCap } from "./caps";
 import { codePoints } from "../lib/text";
 import { lockUser } from "../db/queries/users";

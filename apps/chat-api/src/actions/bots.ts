@@ -1,10 +1,10 @@
 import { botNameTaken, publicAddressTaken, realmBot } from "../db/queries/users";
 import type { Database } from "../db/database";
 import { InsufficientPermissionError, JsonableError } from "@repo/envelope";
-import type { DatabaseAndBus } from "../lib/cache-bus";
+import type { DatabaseAndBus } from "../caches/cache-bus";
 import { isAdministrator } from "../lib/roles";
 import { BotType, checkFullName, createAccount, doRegenerateApiKey } from "./accounts";
-import type { AuthedUser } from "../lib/auth";
+import type { AuthedUser } from "../caches/auth";
 import { hasRealmPermission } from "./user-groups";
 
 /** What POST /bots asks for, parsed. */

@@ -17,7 +17,7 @@ import { JsonableError } from "@repo/envelope";
 import type { ChannelFolder } from "../gen/prisma/client";
 import { checkPlain, renderPlain } from "../lib/render";
 import { codePoints } from "../lib/text";
-import { isUniqueViolation } from "./realm-config";
+import { isUniqueViolation } from "../db/unavailable";
 
 /** Limits of a channel folder's name and description. */
 export const MAX_FOLDER_NAME_LENGTH = 60;

@@ -1,7 +1,7 @@
 import type { Tx } from "../db/kysely";
 import { JsonableError } from "@repo/envelope";
 import type { Channel } from "../gen/prisma/client";
-import type { AuthedUser } from "../lib/auth";
+import type { AuthedUser } from "../caches/auth";
 import { isGuest } from "../lib/roles";
 import { canSee } from "./channels";
 import { channelPosting } from "../db/queries/channels";

@@ -9,9 +9,9 @@ import {
 } from "@repo/envelope";
 import type { TopicsPolicy } from "../gen/prisma/client";
 import { sendEvent } from "../realtime/queue";
-import type { AuthedUser } from "../lib/auth";
-import { type GroupSettingValue, readGroupSetting, storeGroupSetting } from "../lib/group-setting";
-import { renderAhead } from "./render";
+import type { AuthedUser } from "../caches/auth";
+import { type GroupSettingValue, readGroupSetting, storeGroupSetting } from "./group-settings";
+import { renderAhead } from "./render-context";
 import { Role, isAdministrator, isOwner } from "../lib/roles";
 import { codePoints } from "../lib/text";
 import {
@@ -20,7 +20,7 @@ import {
   MAX_CHANNEL_DESCRIPTION_LENGTH,
 } from "./channel-settings";
 import { accessChannelById, channelAudience, channelByName } from "./channels";
-import { checkChannelName, parseRetentionDays } from "./create-channel";
+import { checkChannelName, parseRetentionDays } from "./channel-create";
 import { isGroupMember } from "./user-groups";
 
 /** A group setting's change: the new value, and the value the client believes current. */

@@ -7,7 +7,7 @@ import {
 import type { Tx } from "../db/kysely";
 import type { Channel, Subscription } from "../gen/prisma/client";
 import { systemGroupIds } from "./realm-creation";
-import { type GroupSettingValue, readGroupSettings } from "../lib/group-setting";
+import { type GroupSettingValue, readGroupSettings } from "./group-settings";
 import { CHANNEL_GROUP_SETTINGS, type ChannelGroupSetting } from "./channel-settings";
 
 /** Zulip's `stream_post_policy` numbers, derived from `can_send_message_group`. */

@@ -16,12 +16,12 @@ import type { Database } from "../db/database";
 import type { Tx } from "../db/kysely";
 import { sendEvent } from "../realtime/queue";
 import type { CustomEmoji } from "../gen/prisma/client";
-import type { AuthedUser } from "../lib/auth";
+import type { AuthedUser } from "../caches/auth";
 import { unicodeEmojiCode } from "../lib/emoji";
 import { isAdministrator, isGuest } from "../lib/roles";
-import type { ReceivedFile } from "../lib/upload-body";
+import type { ReceivedFile } from "../lib/upload-store";
 import type { UploadStore } from "../lib/upload-store";
-import { isUniqueViolation } from "./realm-config";
+import { isUniqueViolation } from "../db/unavailable";
 
 /** How many custom emoji (deactivated ones too: their images are kept) a realm may have. */
 export const MAX_CUSTOM_EMOJI_PER_REALM = 2000;

@@ -16,7 +16,7 @@ import {
 } from "../db/queries/drafts";
 import { firstInactiveOrUnknown, syncsDrafts } from "../db/queries/users";
 import { sendEvent } from "../realtime/queue";
-import type { AuthedUser } from "../lib/auth";
+import type { AuthedUser } from "../caches/auth";
 import { checkChannelVisible } from "./channels";
 
 /** A Draft object as clients send it: exactly the keys of the spec's Draft object. */

@@ -12,7 +12,7 @@ import type { Logger } from "pino";
 import { z } from "zod";
 import type { Invitation, ReusableInvitation } from "../gen/prisma/client";
 import { sendEvent } from "../realtime/queue";
-import type { AuthedUser } from "../lib/auth";
+import type { AuthedUser } from "../caches/auth";
 import { Role, isAdministrator, isOwner } from "../lib/roles";
 import { accessChannelById } from "./channels";
 import { hasRealmPermission } from "./user-groups";

@@ -1,9 +1,9 @@
 import type { Database } from "../db/database";
 import type { EditEntry } from "../db/queries/messages";
 import { activeHolders } from "../db/queries/user-messages";
-import type { AuthedUser } from "../lib/auth";
-import { MESSAGE_FLAGS } from "../lib/message-flags";
-import { accessMessage } from "./message-edits";
+import type { AuthedUser } from "../caches/auth";
+import { MESSAGE_FLAGS } from "../lib/message-flag-bits";
+import { accessMessage } from "./message-edit";
 
 /**
  * GET /messages/{message_id}/history: the versions of one of the caller's

@@ -6,10 +6,10 @@ import { realmWithModerationChannel, updateRealm } from "../db/queries/realms";
 import { JsonableError, RateLimitedError } from "@repo/envelope";
 import type { Database } from "../db/database";
 import { sendEvent } from "../realtime/queue";
-import type { AuthedUser } from "../lib/auth";
-import type { CacheBus } from "../lib/cache-bus";
+import type { AuthedUser } from "../caches/auth";
+import type { CacheBus } from "../caches/cache-bus";
 import { codePoints } from "../lib/text";
-import { MAX_MESSAGE_LENGTH, insertMessage } from "./messages";
+import { MAX_MESSAGE_LENGTH, sendBotMessage } from "./message-send";
 import { narrowedMessages } from "../db/queries/message-narrow";
 
 /** Zulip's report types, in its order: `report_type` values and `server_report_message_types`. */
@@ -113,7 +113,7 @@ export async function doReportMessage(
       throw new JsonableError("Message reporting is not enabled in this organization.");
     const people =
       message.dm_key === null ? [] : await peopleNamed(tx, message.dm_key.split(",").map(Number));
-    await insertMessage(
+    await sendBotMessage(
       tx,
       bot,
       {

@@ -2,9 +2,9 @@ import { notificationBot } from "../db/queries/users";
 import type { Tx } from "../db/kysely";
 import { receivedInTopic } from "../db/queries/user-messages";
 import type { Channel } from "../gen/prisma/client";
-import type { AuthedUser } from "../lib/auth";
+import type { AuthedUser } from "../caches/auth";
 import { channelSlug, hashEncode } from "../lib/markdown";
-import { insertMessage } from "./messages";
+import { sendBotMessage } from "./message-send";
 import { RESOLVED_TOPIC_PREFIX } from "./narrow-conditions";
 
 /** Which messages a topic change takes along (Zulip's `propagate_mode`). */
@@ -62,7 +62,7 @@ export async function sendMoveNotices(
     move.mode === "change_all" ||
     (await receivedInTopic(tx, user.id, move.from.channel.id, move.from.topic)) === 0;
   const post = (place: { channel: Channel; topic: string }, text: string) =>
-    insertMessage(tx, bot, { kind: "channel", ...place }, text);
+    sendBotMessage(tx, bot, { kind: "channel", ...place }, text);
   const resolved = resolution(move);
   if (resolved !== undefined) {
     await post(move.to, `${who} has marked this topic as ${resolved}.`);

@@ -2,7 +2,7 @@ import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
 import { sendEvent } from "../realtime/queue";
-import type { AuthedUser } from "../lib/auth";
+import type { AuthedUser } from "../caches/auth";
 import { isUnicodeEmoji, isUnicodeEmojiCode, unicodeEmojiCode } from "../lib/emoji";
 import { checkCap } from "./caps";
 import { lockUser } from "../db/queries/users";

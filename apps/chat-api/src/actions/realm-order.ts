@@ -1,6 +1,7 @@
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
-import { sendLinkifiersEvent, sendProfileFieldsEvent } from "./realm-config";
+import { sendLinkifiersEvent } from "./realm-linkifiers";
+import { sendProfileFieldsEvent } from "./custom-profile-fields";
 import { lockOrderedRows, setRowOrder } from "../db/queries/realms";
 
 /**

@@ -5,9 +5,9 @@ import { checkCap } from "./caps";
 import type { Reminder } from "../gen/prisma/client";
 import { checkPlain, renderPlain } from "../lib/render";
 import { sendEvent } from "../realtime/queue";
-import type { AuthedUser } from "../lib/auth";
+import type { AuthedUser } from "../caches/auth";
 import { codePoints } from "../lib/text";
-import { insertMessage } from "./messages";
+import { sendBotMessage } from "./message-send";
 import {
   claimDueReminder,
   deleteReminder,
@@ -158,7 +158,7 @@ export async function deliverDueReminders(db: Database, now: Date, limit = 100):
       }
       let messageId: number;
       try {
-        messageId = await insertMessage(
+        messageId = await sendBotMessage(
           tx,
           bot,
           { kind: "direct", userIds: [reminder.user_id] },

@@ -12,7 +12,7 @@ import { JsonableError, ResourceNotFoundError } from "@repo/envelope";
 import { checkCap } from "./caps";
 import type { SavedSnippet } from "../gen/prisma/client";
 import { sendEvent } from "../realtime/queue";
-import type { AuthedUser } from "../lib/auth";
+import type { AuthedUser } from "../caches/auth";
 import { codePoints } from "../lib/text";
 
 /** Limits of a saved snippet (the contract's). */

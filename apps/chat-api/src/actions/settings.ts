@@ -2,10 +2,10 @@ import { activeUserIds, setFullName, updateUserSettings, userById } from "../db/
 import { JsonableError } from "@repo/envelope";
 import type { Prisma } from "../gen/prisma/client";
 import { sendEvent } from "../realtime/queue";
-import type { AuthedUser } from "../lib/auth";
+import type { AuthedUser } from "../caches/auth";
 import { SETTING_RULES, type SettingValue, userSettings } from "../lib/user-settings";
 import { checkFullName } from "./accounts";
-import type { DatabaseAndBus } from "../lib/cache-bus";
+import type { DatabaseAndBus } from "../caches/cache-bus";
 
 /** Settings kept in columns of `users` rather than in its `settings` object. */
 const COLUMNS = new Set(["timezone", "enable_drafts_synchronization"]);

@@ -3,9 +3,9 @@ import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { ErrorCode, JsonableError } from "@repo/envelope";
 import type { Channel } from "../gen/prisma/client";
-import type { AuthedUser } from "../lib/auth";
+import type { AuthedUser } from "../caches/auth";
 import { isAdministrator, isGuest } from "../lib/roles";
-import { type NewChannel, checkChannelName, createChannel } from "./create-channel";
+import { type NewChannel, checkChannelName, createChannel } from "./channel-create";
 import { canSee, channelByName } from "./channels";
 import { announceSubscriptions, announceUnsubscriptions } from "./subscription-events";
 import { isGroupMember } from "./user-groups";
@@ -19,7 +19,7 @@ import {
   updateSubscription,
 } from "../db/queries/channels";
 import { RENDER_TIMEOUT_MESSAGE } from "../lib/markdown";
-import { type RenderedAhead, renderAhead } from "./render";
+import { type RenderedAhead, renderAhead } from "./render-context";
 
 /** What POST /users/me/subscriptions asks for, parsed. */
 export interface SubscribeRequest {

@@ -2,7 +2,7 @@ import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
 import { channelSubscriberIds } from "../db/queries/channels";
 import { sendEvent } from "../realtime/queue";
-import type { AuthedUser } from "../lib/auth";
+import type { AuthedUser } from "../caches/auth";
 import { accessChannelById } from "./channels";
 import { findUsers } from "./user-lookup";
 

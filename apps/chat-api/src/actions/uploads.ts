@@ -16,9 +16,9 @@ import {
   uploadsHeld,
 } from "../db/queries/attachments";
 import { lockUser } from "../db/queries/users";
-import type { AuthedUser } from "../lib/auth";
+import type { AuthedUser } from "../caches/auth";
 import { isGuest } from "../lib/roles";
-import type { ReceivedFile } from "../lib/upload-body";
+import type { ReceivedFile } from "../lib/upload-store";
 import type { StoredFile, UploadStore } from "../lib/upload-store";
 import { checkCap } from "./caps";
 

@@ -4,7 +4,7 @@ import type { Database } from "../db/database";
 import { InsufficientPermissionError, JsonableError } from "@repo/envelope";
 import { sendEvent } from "../realtime/queue";
 import { systemGroupIds } from "./realm-creation";
-import { type GroupSettingValue, readGroupSettings, storeGroupSetting } from "../lib/group-setting";
+import { type GroupSettingValue, readGroupSettings, storeGroupSetting } from "./group-settings";
 import {
   firstUnknownGroup,
   groupMembership,

@@ -4,7 +4,7 @@ import type { Database } from "../db/database";
 import { createHash } from "node:crypto";
 import { JsonableError } from "@repo/envelope";
 import type { CustomProfileFieldValue, User } from "../gen/prisma/client";
-import type { AuthedUser } from "../lib/auth";
+import type { AuthedUser } from "../caches/auth";
 import { isAdministrator, isGuest, isOwner } from "../lib/roles";
 
 /** A user as GET /users and GET /users/me describe one (Zulip's user dictionary). */

@@ -3,8 +3,8 @@ import { JsonableError } from "@repo/envelope";
 import { sendEvent } from "../realtime/queue";
 import { activeHolders } from "../db/queries/user-messages";
 import { insertSubmessage, widgetState } from "../db/queries/submessages";
-import type { AuthedUser } from "../lib/auth";
-import { accessMessage } from "./message-edits";
+import type { AuthedUser } from "../caches/auth";
+import { accessMessage } from "./message-edit";
 
 /**
  * Changes to Zulip's widgets (`lib/widgets.ts`): votes, options and tasks

@@ -17,7 +17,7 @@ import { createAccount, doSetPassword } from "../actions/accounts";
 import { createRealm } from "../actions/realm-creation";
 import { Role } from "../lib/roles";
 import type { Database } from "../db/database";
-import { CacheBus } from "../lib/cache-bus";
+import { CacheBus } from "../caches/cache-bus";
 import { isProduction, loadConfig } from "../lib/config";
 import { accountByDeliveryEmail, addressTaken } from "../db/queries/users";
 

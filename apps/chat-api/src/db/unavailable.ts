@@ -1,3 +1,4 @@
+import { Prisma } from "../gen/prisma/client";
 import { ErrorCode, JsonableError } from "@repo/envelope";
 
 /** Socket errors of a database that cannot be reached. */
@@ -108,4 +109,9 @@ export function databaseUnavailableError(): JsonableError {
     {},
     { "Retry-After": String(RETRY_AFTER_SECONDS) },
   );
+}
+
+/** Whether `error` is PostgreSQL's unique violation, as Prisma reports it. */
+export function isUniqueViolation(error: unknown): boolean {
+  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2002";
 }

@@ -11,6 +11,17 @@ import {
 } from "@aws-sdk/client-s3";
 import type { Config } from "./config";
 
+/** A file received in a request body, complete, in a temporary file. */
+export interface ReceivedFile {
+  /** The temporary file; the dispatcher removes it after the operation (if the store has not taken it). */
+  tempPath: string;
+  /** The name the client gave it (may be empty). */
+  name: string;
+  /** The media type the client gave it. */
+  contentType: string;
+  size: number;
+}
+
 /** A stored file, opened for reading. */
 export interface StoredFile {
   body: Readable;

@@ -7,7 +7,7 @@ import { checkCap } from "../actions/caps";
 import { sendEvent } from "../realtime/queue";
 import type { Tx } from "../db/kysely";
 import type { PushRegistration } from "../gen/prisma/client";
-import type { AuthedUser } from "../lib/auth";
+import type { AuthedUser } from "../caches/auth";
 import { type Bouncer, BouncerError, bouncerUnavailable } from "./bouncer";
 import {
   deleteLegacyToken,

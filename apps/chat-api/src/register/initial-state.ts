@@ -4,9 +4,8 @@ import type { Database } from "../db/database";
 import type { Realm, User } from "../gen/prisma/client";
 import { listAlertWords } from "../actions/alert-words";
 import { listChannelFolders } from "../actions/channel-folders";
-import { EMPTY_TOPIC_DISPLAY_NAME } from "../actions/channel-lookups";
+import { EMPTY_TOPIC_DISPLAY_NAME, listChannels } from "../actions/channels";
 import { channelViews } from "../actions/channel-view";
-import { listChannels } from "../actions/channels";
 import { listDrafts } from "../actions/drafts";
 import { listCustomEmoji } from "../actions/custom-emoji";
 import { listDevices } from "../push/registration";
@@ -16,16 +15,17 @@ import {
   realmPresenceTimes,
   realmPresences,
 } from "../actions/presence";
-import { listLegacyFilters, listLinkifiers, listProfileFields } from "../actions/realm-config";
+import { listLegacyFilters, listLinkifiers } from "../actions/realm-linkifiers";
+import { listProfileFields } from "../actions/custom-profile-fields";
 import { listReminders } from "../actions/reminders";
 import { listSavedSnippets } from "../actions/saved-snippets";
 import { listUserGroups } from "../actions/user-groups";
 import { realmStatuses } from "../actions/user-status";
 import { messagesFlagged, newestMessageId } from "../db/queries/unreads";
-import type { AuthedUser } from "../lib/auth";
+import type { AuthedUser } from "../caches/auth";
 import type { Config } from "../lib/config";
-import type { PresenceBoards } from "../lib/presence-boards";
-import { MESSAGE_FLAGS } from "../lib/message-flags";
+import type { PresenceBoards } from "../caches/presence-boards";
+import { MESSAGE_FLAGS } from "../lib/message-flag-bits";
 import { userSettings } from "../lib/user-settings";
 import { realmState } from "./realm-state";
 import { recentConversations, unreadState } from "./state-messages";

@@ -5,16 +5,17 @@ import {
   MAX_CHANNEL_NAME_LENGTH,
   MAX_TOPIC_LENGTH,
 } from "../actions/channel-settings";
-import { MAX_MESSAGE_LENGTH } from "../actions/messages";
+import { MAX_MESSAGE_LENGTH } from "../actions/message-send";
 import { REPORT_TYPES } from "../actions/message-reports";
 import { emojiDataPath } from "../lib/emoji";
 import { type SystemGroupName, systemGroupIds } from "../actions/realm-creation";
-import { listLinkifiers, listProfileFields } from "../actions/realm-config";
+import { listLinkifiers } from "../actions/realm-linkifiers";
+import { listProfileFields } from "../actions/custom-profile-fields";
 import { realmAuthenticationMethods } from "../lib/auth-methods";
 import type { Config } from "../lib/config";
 import { renderPlain } from "../lib/render";
 import { realmIconUrl, realmUrl } from "../lib/realm-url";
-import { EMPTY_TOPIC_DISPLAY_NAME } from "../actions/channel-lookups";
+import { EMPTY_TOPIC_DISPLAY_NAME } from "../actions/channels";
 import { VERSION_FIELDS } from "../lib/version";
 
 /** Zulip's custom profile field types (`custom_profile_field_types`). */

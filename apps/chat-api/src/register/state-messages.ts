@@ -1,6 +1,6 @@
 import type { Database } from "../db/database";
 import { recentDirectConversations, unreadMessages } from "../db/queries/unreads";
-import { MENTION_FLAGS, MESSAGE_FLAGS } from "../lib/message-flags";
+import { MENTION_FLAGS, MESSAGE_FLAGS } from "../lib/message-flag-bits";
 
 /** Most unread messages `unread_msgs` lists (Zulip's `MAX_UNREAD_MESSAGES`); past it, `old_unreads_missing`. */
 export const MAX_UNREAD_MESSAGES = 50_000;

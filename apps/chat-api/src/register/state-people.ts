@@ -3,7 +3,7 @@ import type { Database } from "../db/database";
 import type { Realm } from "../gen/prisma/client";
 import { hasRealmPermission } from "../actions/user-groups";
 import { gravatarUrl, listUsers } from "../actions/user-view";
-import type { AuthedUser } from "../lib/auth";
+import type { AuthedUser } from "../caches/auth";
 import { Role, isAdministrator, isGuest, isOwner } from "../lib/roles";
 
 /**

@@ -7,7 +7,7 @@ import {
   subscriptionViews,
 } from "../actions/channel-view";
 import { listChannels } from "../actions/channels";
-import type { AuthedUser } from "../lib/auth";
+import type { AuthedUser } from "../caches/auth";
 import { isAdministrator } from "../lib/roles";
 import { type StoredUserSettings, userSettings } from "../lib/user-settings";
 

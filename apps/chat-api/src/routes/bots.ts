@@ -1,9 +1,9 @@
 import { doCreateBot, doRegenerateBotApiKey } from "../actions/bots";
 import { gravatarUrl } from "../actions/user-view";
-import { int, str } from "../lib/params";
+import { int, str } from "../http/params";
 import { realmUrl } from "../lib/realm-url";
-import { userEndpoint } from "../lib/typed-endpoint";
-import type { Services } from "../services";
+import { userEndpoint } from "../http/typed-endpoint";
+import type { Services } from "../http/context";
 
 /** Bot operations. */
 export function botRoutes(services: Services) {

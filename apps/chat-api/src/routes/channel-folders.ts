@@ -7,9 +7,9 @@ import {
   doUpdateChannelFolder,
   listChannelFolders,
 } from "../actions/channel-folders";
-import { bool, json, str } from "../lib/params";
-import { userEndpoint } from "../lib/typed-endpoint";
-import type { Services } from "../services";
+import { bool, json, str } from "../http/params";
+import { userEndpoint } from "../http/typed-endpoint";
+import type { Services } from "../http/context";
 
 /** Channel folders (what `folder_id` of a channel points at). */
 export function channelFolderRoutes({ db }: Services) {

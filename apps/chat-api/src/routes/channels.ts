@@ -1,17 +1,31 @@
-import { channelEmailAddress, channelIdOf, channelSubscribers } from "../actions/channel-lookups";
-import { accessChannelById, doArchiveChannel, listChannels } from "../actions/channels";
+import {
+  accessChannelById,
+  channelEmailAddress,
+  channelIdOf,
+  channelSubscribers,
+  doArchiveChannel,
+  listChannels,
+} from "../actions/channels";
 import { channelViews } from "../actions/channel-view";
 import { z } from "zod";
-import { type NewChannel, doCreateChannel, parseRetentionDays } from "../actions/create-channel";
+import { type NewChannel, doCreateChannel, parseRetentionDays } from "../actions/channel-create";
 import {
   CHANNEL_GROUP_SETTINGS,
   MAX_CHANNEL_DESCRIPTION_LENGTH,
 } from "../actions/channel-settings";
-import { groupSettingParam, groupSettingUpdateParam } from "../lib/group-setting";
+import {
+  bool,
+  groupSettingParam,
+  groupSettingUpdateParam,
+  int,
+  json,
+  oneOf,
+  type ParamValues,
+  str,
+} from "../http/params";
 import { type ChannelUpdate, doUpdateChannel } from "../actions/channel-update";
-import { type ParamValues, bool, int, json, oneOf, str } from "../lib/params";
-import { userEndpoint } from "../lib/typed-endpoint";
-import type { Services } from "../services";
+import { userEndpoint } from "../http/typed-endpoint";
+import type { Services } from "../http/context";
 
 /** The options of a new channel, shared by POST /channels/create and POST /users/me/subscriptions. */
 export const channelOptionParams = {

@@ -7,9 +7,9 @@ import {
   draftSchema,
   listDrafts,
 } from "../actions/drafts";
-import { json, jsonLater } from "../lib/params";
-import { userEndpoint } from "../lib/typed-endpoint";
-import type { Services } from "../services";
+import { json, jsonLater } from "../http/params";
+import { userEndpoint } from "../http/typed-endpoint";
+import type { Services } from "../http/context";
 
 /** A user's drafts: private to them, synchronized to their clients by events. */
 export function draftRoutes({ db, config }: Services) {

@@ -3,10 +3,10 @@ import { MAX_HISTORY_DAYS } from "../actions/presence";
 import { fetchInitialState } from "../register/initial-state";
 import { createQueue, deleteQueue, pollEvents, queueTimeoutSeconds } from "../realtime/queue";
 import { jsonArray } from "../lib/json-text";
-import { bool, int, json, str } from "../lib/params";
-import { userEndpoint } from "../lib/typed-endpoint";
+import { bool, int, json, str } from "../http/params";
+import { userEndpoint } from "../http/typed-endpoint";
 import { VERSION_FIELDS } from "../lib/version";
-import type { Services } from "../services";
+import type { Services } from "../http/context";
 
 const eventTypes = z.array(z.string().max(100)).max(100);
 

@@ -2,10 +2,10 @@ import { pipeline } from "node:stream/promises";
 import { Router, type Response } from "express";
 import { fileHeaders, fileOfToken, lookupFile, viewerOf } from "../actions/uploads";
 import { customEmojiFile } from "../actions/custom-emoji";
-import { authenticate } from "../lib/auth";
-import { decodeSegment } from "../lib/typed-endpoint";
-import { exchangeOf } from "../dispatch";
-import type { Services } from "../services";
+import { authenticate } from "../caches/auth";
+import { decodeSegment } from "../http/typed-endpoint";
+import { exchangeOf } from "../http/exchange";
+import type { Services } from "../http/context";
 
 /** Zulip's answers when there is no such file, or it is not the viewer's to see (HTML, as Zulip's). */
 const REFUSALS = {

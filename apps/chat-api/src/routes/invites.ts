@@ -8,11 +8,11 @@ import {
   doRevokeReusableInvite,
   listInvitations,
 } from "../actions/invitations";
-import { bool, int, json, str } from "../lib/params";
+import { bool, int, json, str } from "../http/params";
 import { realmUrl } from "../lib/realm-url";
 import { Role } from "../lib/roles";
-import { userEndpoint } from "../lib/typed-endpoint";
-import type { Services } from "../services";
+import { userEndpoint } from "../http/typed-endpoint";
+import type { Services } from "../http/context";
 
 /** The terms both kinds of invitation take. */
 const termParams = {

@@ -4,12 +4,12 @@ import {
   doMarkChannelAsRead,
   doUpdateFlags,
   doUpdateFlagsForNarrow,
-} from "../actions/flags";
-import { MAX_MESSAGES_PER_FETCH, parseAnchor } from "../actions/read-messages";
+} from "../actions/message-flags";
+import { MAX_MESSAGES_PER_FETCH, parseAnchor } from "../actions/message-fetch";
 import { narrowSchema, narrowTerm } from "../lib/narrow";
-import { bool, int, isoDate, json, oneOf, str } from "../lib/params";
-import { userEndpoint } from "../lib/typed-endpoint";
-import type { Services } from "../services";
+import { bool, int, isoDate, json, oneOf, str } from "../http/params";
+import { userEndpoint } from "../http/typed-endpoint";
+import type { Services } from "../http/context";
 
 /** Message flags: what a user has read, starred or collapsed. */
 export function messageFlagRoutes({ db, config }: Services) {

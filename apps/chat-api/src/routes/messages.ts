@@ -1,17 +1,17 @@
 import { JsonableError, RequestVariableMissingError } from "@repo/envelope";
 import { z } from "zod";
-import { MAX_LOCAL_ID_LENGTH, checkContent, doSendMessage } from "../actions/messages";
+import { MAX_LOCAL_ID_LENGTH, checkContent, doSendMessage } from "../actions/message-send";
 import {
   MAX_MATCH_IDS,
   fetchMessage,
   fetchMessages,
   matchesNarrow,
   parseAnchor,
-} from "../actions/read-messages";
+} from "../actions/message-fetch";
 import { doSendTyping } from "../actions/typing";
-import { doDeleteMessage, doEditMessage } from "../actions/message-edits";
+import { doDeleteMessage, doEditMessage } from "../actions/message-edit";
 import { messageHistory, readReceipts } from "../actions/message-history";
-import { renderPreview } from "../actions/render";
+import { renderPreview } from "../actions/render-context";
 import { MAX_SUBMESSAGE_LENGTH, doAddSubmessage } from "../actions/widgets";
 import {
   MAX_REPORT_DESCRIPTION_LENGTH,
@@ -21,10 +21,10 @@ import {
 import { MAX_USERS_PER_REQUEST } from "../actions/user-lookup";
 import { MAX_TOPIC_LENGTH } from "../actions/channel-settings";
 import { narrowSchema, narrowTerm } from "../lib/narrow";
-import { INT32_MAX, bool, int, isoDate, json, oneOf, str } from "../lib/params";
+import { INT32_MAX, bool, int, isoDate, json, oneOf, str } from "../http/params";
 import { realmUrl } from "../lib/realm-url";
-import { userEndpoint } from "../lib/typed-endpoint";
-import type { Services } from "../services";
+import { userEndpoint } from "../http/typed-endpoint";
+import type { Services } from "../http/context";
 
 /** JSON text of `to`, or the contract's error. */
 function parseTo(text: string): unknown {

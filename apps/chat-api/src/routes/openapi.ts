@@ -1,6 +1,6 @@
-import { buildOpenApi } from "../lib/openapi";
-import { type Api, publicEndpoint } from "../lib/typed-endpoint";
-import type { Services } from "../services";
+import { buildOpenApi } from "../http/openapi";
+import { type Api, publicEndpoint } from "../http/typed-endpoint";
+import type { Services } from "../http/context";
 import { CHAT_VERSION } from "../lib/version";
 
 /** GET /openapi.json: the OpenAPI 3.1 document of this server, built from the URL table. */

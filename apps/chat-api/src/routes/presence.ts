@@ -6,9 +6,9 @@ import {
   realmPresences,
   userPresence,
 } from "../actions/presence";
-import { bool, int, oneOf } from "../lib/params";
-import { userEndpoint } from "../lib/typed-endpoint";
-import type { Services } from "../services";
+import { bool, int, oneOf } from "../http/params";
+import { userEndpoint } from "../http/typed-endpoint";
+import type { Services } from "../http/context";
 
 /** Presence: report one's own, read the realm's. */
 export function presenceRoutes({ db, config, presence }: Services) {

@@ -6,9 +6,9 @@ import {
   doRemoveDevice,
   doRemoveLegacyToken,
 } from "../push/registration";
-import { int, oneOf, str } from "../lib/params";
-import { userEndpoint } from "../lib/typed-endpoint";
-import type { Services } from "../services";
+import { int, oneOf, str } from "../http/params";
+import { userEndpoint } from "../http/typed-endpoint";
+import type { Services } from "../http/context";
 
 /** Largest unsigned 32-bit integer (`push_key_id`). */
 const UINT32_MAX = 4_294_967_295;

@@ -1,7 +1,7 @@
 import { type EmojiRef, type ReactionType, doReact } from "../actions/reactions";
-import { oneOf, str } from "../lib/params";
-import { userEndpoint } from "../lib/typed-endpoint";
-import type { Services } from "../services";
+import { oneOf, str } from "../http/params";
+import { userEndpoint } from "../http/typed-endpoint";
+import type { Services } from "../http/context";
 
 /** The emoji of a reaction request. */
 const reactionParams = {

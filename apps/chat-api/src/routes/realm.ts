@@ -8,15 +8,14 @@ import {
 } from "../actions/custom-emoji";
 import {
   doAddLinkifier,
-  doCreateProfileField,
   doRemoveLinkifier,
   listLegacyFilters,
   listLinkifiers,
-  listProfileFields,
-} from "../actions/realm-config";
-import { bool, int, json, str } from "../lib/params";
-import { userEndpoint } from "../lib/typed-endpoint";
-import type { Services } from "../services";
+} from "../actions/realm-linkifiers";
+import { doCreateProfileField, listProfileFields } from "../actions/custom-profile-fields";
+import { bool, int, json, str } from "../http/params";
+import { userEndpoint } from "../http/typed-endpoint";
+import type { Services } from "../http/context";
 
 const ids = z.array(z.int32());
 

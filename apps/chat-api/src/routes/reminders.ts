@@ -1,7 +1,7 @@
 import { doCreateReminder, doDeleteReminder, listReminders } from "../actions/reminders";
-import { int, str } from "../lib/params";
-import { userEndpoint } from "../lib/typed-endpoint";
-import type { Services } from "../services";
+import { int, str } from "../http/params";
+import { userEndpoint } from "../http/typed-endpoint";
+import type { Services } from "../http/context";
 
 /** Message reminders: a message the notification bot sends its creator at a set time. */
 export function reminderRoutes({ db, config }: Services) {

@@ -5,9 +5,9 @@ import {
   doEditSavedSnippet,
   listSavedSnippets,
 } from "../actions/saved-snippets";
-import { str } from "../lib/params";
-import { userEndpoint } from "../lib/typed-endpoint";
-import type { Services } from "../services";
+import { str } from "../http/params";
+import { userEndpoint } from "../http/typed-endpoint";
+import type { Services } from "../http/context";
 
 /** A user's saved snippets: private to them, synchronized to their clients by events. */
 export function savedSnippetRoutes({ db, config }: Services) {

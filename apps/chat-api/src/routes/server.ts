@@ -5,11 +5,11 @@ import { renderPlain } from "../lib/render";
 import { isIncompatibleClient } from "../lib/client-version";
 import { isProduction } from "../lib/config";
 import { authenticationMethods } from "../lib/auth-methods";
-import { str } from "../lib/params";
+import { str } from "../http/params";
 import { realmIconUrl, realmUrl } from "../lib/realm-url";
-import { publicEndpoint } from "../lib/typed-endpoint";
+import { publicEndpoint } from "../http/typed-endpoint";
 import { VERSION_FIELDS } from "../lib/version";
-import type { Services } from "../services";
+import type { Services } from "../http/context";
 
 /** GET /server_settings, POST /fetch_api_key and POST /dev_fetch_api_key: what a client calls before it has a key. */
 export function serverRoutes({ config, db }: Services) {

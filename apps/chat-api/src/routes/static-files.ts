@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from "express";
 import { EMOJI_DATA_PATH, emojiDataFile } from "../lib/emoji";
-import { exchangeOf } from "../dispatch";
+import { exchangeOf } from "../http/exchange";
 
 /**
  * Files every client may fetch without logging in, outside `/api/v1` (they

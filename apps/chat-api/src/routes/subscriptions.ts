@@ -18,9 +18,9 @@ import {
   MAX_CHANNEL_NAME_LENGTH,
   MAX_TOPIC_LENGTH,
 } from "../actions/channel-settings";
-import { bool, int, json, oneOf, str } from "../lib/params";
-import { userEndpoint } from "../lib/typed-endpoint";
-import type { Services } from "../services";
+import { bool, int, json, oneOf, str } from "../http/params";
+import { userEndpoint } from "../http/typed-endpoint";
+import type { Services } from "../http/context";
 import { channelOptionParams, channelOptions } from "./channels";
 
 /** The caller's channel subscriptions, and the deprecated topic muting under them. */

@@ -1,9 +1,8 @@
-import { channelTopicList } from "../actions/channel-lookups";
+import { channelTopicList, doSetTopicVisibility } from "../actions/channels";
 import { MAX_TOPIC_LENGTH } from "../actions/channel-settings";
-import { doSetTopicVisibility } from "../actions/channels";
-import { bool, int, str } from "../lib/params";
-import { userEndpoint } from "../lib/typed-endpoint";
-import type { Services } from "../services";
+import { bool, int, str } from "../http/params";
+import { userEndpoint } from "../http/typed-endpoint";
+import type { Services } from "../http/context";
 
 /** A channel's topics as a client's topic list shows them, and the caller's policy of each. */
 export function topicRoutes({ db, config }: Services) {

@@ -4,8 +4,8 @@ import {
   listAttachments,
   temporaryFileUrl,
 } from "../actions/uploads";
-import { userEndpoint } from "../lib/typed-endpoint";
-import type { Services } from "../services";
+import { userEndpoint } from "../http/typed-endpoint";
+import type { Services } from "../http/context";
 
 /** Uploaded files: upload, temporary URLs, the user's list. Files themselves are served by `routes/files.ts`. */
 export function uploadRoutes({ db, config, uploads }: Services) {

@@ -2,11 +2,10 @@ import { doCreateUserGroup, realmGroupMembership, listUserGroups } from "../acti
 import { doUpdateMembers, doUpdateSubgroups } from "../actions/user-group-members";
 import { doDeactivateUserGroup } from "../actions/user-group-deactivation";
 import { MAX_USERS_PER_REQUEST } from "../actions/user-lookup";
-import { groupSettingParam } from "../lib/group-setting";
+import { bool, groupSettingParam, json, str } from "../http/params";
 import { z } from "zod";
-import { bool, json, str } from "../lib/params";
-import { userEndpoint } from "../lib/typed-endpoint";
-import type { Services } from "../services";
+import { userEndpoint } from "../http/typed-endpoint";
+import type { Services } from "../http/context";
 
 /** User group operations. */
 export function userGroupRoutes({ db }: Services) {

@@ -1,14 +1,14 @@
-import { isUserSubscribed } from "../actions/channel-lookups";
+import { subscriptionStatusOf } from "../actions/channels";
 import { listUsers, ownUser, userByRef } from "../actions/user-view";
 import { z } from "zod";
 import { doChangeAlertWords, listAlertWords } from "../actions/alert-words";
 import { MAX_STATUS_TEXT_LENGTH, doSetStatus } from "../actions/user-status";
-import { type ParamValues, bool, int, json, oneOf, str } from "../lib/params";
+import { type ParamValues, bool, int, json, oneOf, str } from "../http/params";
 import { SETTING_RULES, type SettingValue } from "../lib/user-settings";
 import { doUpdateSettings } from "../actions/settings";
 import { doCreateUser, doUpdatePointer, readPointer } from "../actions/accounts";
-import { userEndpoint } from "../lib/typed-endpoint";
-import type { Services } from "../services";
+import { userEndpoint } from "../http/typed-endpoint";
+import type { Services } from "../http/context";
 
 /** PATCH /settings' parameters: every setting of SETTING_RULES, each optional. */
 const SETTING_PARAMS = Object.fromEntries(
@@ -145,7 +145,7 @@ export function userRoutes(services: Services) {
         params: {},
       },
       async ({ user, path }) => ({
-        is_subscribed: await isUserSubscribed(db, user, path.user_id, path.stream_id),
+        is_subscribed: await subscriptionStatusOf(db, user, path.user_id, path.stream_id),
       }),
     ),
     getAlertWords: userEndpoint(

@@ -11,9 +11,10 @@ import { Role } from "../../src/lib/roles";
 import { loadConfig } from "../../src/lib/config";
 import { eventsSchema } from "./zulip-schema";
 import { eventProblems } from "./flutter-models";
-import type { Api } from "../../src/lib/typed-endpoint";
+import type { Api } from "../../src/http/typed-endpoint";
 import { type RunningServer, startServer } from "../../src/server";
-import { type Services, createServices } from "../../src/services";
+import type { Services } from "../../src/http/context";
+import { createServices } from "../../src/services";
 import { type TestDatabase, freshDatabase } from "./database";
 
 /** The root host of test servers (CHAT_EXTERNAL_URL); realms are `<sub>.chat.test`. */

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
-import { bool, int, json, oneOf, str } from "../../src/lib/params";
-import { type Api, publicEndpoint, url, userEndpoint } from "../../src/lib/typed-endpoint";
+import { bool, int, json, oneOf, str } from "../../src/http/params";
+import { type Api, publicEndpoint, url, userEndpoint } from "../../src/http/typed-endpoint";
 import { buildApi } from "../../src/urls";
-import type { Services } from "../../src/services";
+import type { Services } from "../../src/http/context";
 
 /** The real operations plus test operations that exercise every part of the platform. */
 export function testApi(services: Services): Api {

@@ -1,6 +1,6 @@
 import { JsonableError } from "@repo/envelope";
 import { z } from "zod";
-import { codePoints } from "./text";
+import { codePoints } from "../lib/text";
 
 /** What a parameter's JSON Schema looks like in the OpenAPI document. */
 export type JsonSchema = Record<string, unknown>;
@@ -320,4 +320,20 @@ export const INT_PATH = /^(0|[1-9]\d{0,9})$/;
 /** Whether a path segment is an id this API can hold (digits, within 32 bits). */
 export function isIntPath(segment: string): boolean {
   return INT_PATH.test(segment) && Number(segment) <= INT32_MAX;
+}
+
+/** A group-setting value on the wire: a group id, or a set of users and groups. */
+const groupSettingValue = z.union([
+  z.int32(),
+  z.object({ direct_members: z.array(z.int32()), direct_subgroups: z.array(z.int32()) }).strict(),
+]);
+
+/** A group-setting parameter (JSON: an integer, or `{direct_members, direct_subgroups}`). */
+export function groupSettingParam() {
+  return json(groupSettingValue);
+}
+
+/** A group-setting change parameter (JSON `{new, old}`: the value to set, and the one believed current). */
+export function groupSettingUpdateParam() {
+  return json(z.object({ new: groupSettingValue, old: groupSettingValue.optional() }).strict());
 }

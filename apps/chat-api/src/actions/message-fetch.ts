@@ -5,8 +5,8 @@ import {
   firstMessageSince,
   narrowedMessages,
 } from "../db/queries/message-narrow";
-import type { AuthedUser } from "../lib/auth";
-import { MESSAGE_FLAGS, flagNames } from "../lib/message-flags";
+import type { AuthedUser } from "../caches/auth";
+import { MESSAGE_FLAGS, flagNames } from "../lib/message-flag-bits";
 import { escapeHtml } from "../lib/render";
 import type { NarrowTerm } from "../lib/narrow";
 import { type ViewOptions, messageViews } from "./message-views";

@@ -1,7 +1,5 @@
 import type { Tx } from "../db/kysely";
 import { JsonableError } from "@repo/envelope";
-import { z } from "zod";
-import { json } from "./params";
 import {
   firstUnknownGroup,
   groupsWithMembers,
@@ -12,21 +10,6 @@ import { usersAmong } from "../db/queries/users";
 
 /** A group-setting value on the wire: a group id, or a set of users and groups (stored as an anonymous group). */
 export type GroupSettingValue = number | { direct_members: number[]; direct_subgroups: number[] };
-
-const valueSchema = z.union([
-  z.int32(),
-  z.object({ direct_members: z.array(z.int32()), direct_subgroups: z.array(z.int32()) }).strict(),
-]);
-
-/** A group-setting parameter (JSON: an integer, or `{direct_members, direct_subgroups}`). */
-export function groupSettingParam() {
-  return json(valueSchema);
-}
-
-/** A group-setting change parameter (JSON `{new, old}`: the value to set, and the one believed current). */
-export function groupSettingUpdateParam() {
-  return json(z.object({ new: valueSchema, old: valueSchema.optional() }).strict());
-}
 
 /**
  * Stores a group-setting value in transaction `tx` and returns the group id to

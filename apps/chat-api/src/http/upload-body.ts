@@ -10,18 +10,9 @@ import type { IncomingMessage } from "node:http";
 import typeis from "type-is";
 import { JsonableError } from "@repo/envelope";
 import { MAX_FORM_FIELDS } from "./multipart";
-import { removeFile } from "./upload-store";
+import { type ReceivedFile, removeFile } from "../lib/upload-store";
 
-/** A file received in a request body, complete, in a temporary file. */
-export interface ReceivedFile {
-  /** The temporary file; the dispatcher removes it after the operation (if the store has not taken it). */
-  tempPath: string;
-  /** The name the client gave it (may be empty). */
-  name: string;
-  /** The media type the client gave it. */
-  contentType: string;
-  size: number;
-}
+export type { ReceivedFile };
 
 /** A request body with at most one file: its form fields and the file. */
 export interface UploadBody {

@@ -13,14 +13,14 @@ import {
   OrganizationOwnerRequiredError,
 } from "@repo/envelope";
 import type { TopicsPolicy } from "../gen/prisma/client";
-import { type RenderedAhead, renderAhead } from "./render";
+import { type RenderedAhead, renderAhead } from "./render-context";
 import { channelAudience, channelByName } from "./channels";
 import { defaultChannelGroups, systemGroupIds } from "./realm-creation";
-import type { AuthedUser } from "../lib/auth";
+import type { AuthedUser } from "../caches/auth";
 import { isAdministrator, isGuest, isOwner } from "../lib/roles";
-import { type GroupSettingValue, storeGroupSetting } from "../lib/group-setting";
+import { type GroupSettingValue, storeGroupSetting } from "./group-settings";
 import { isGroupMember } from "./user-groups";
-import { insertMessage } from "./messages";
+import { sendBotMessage } from "./message-send";
 import {
   CHANNEL_GROUP_SETTINGS,
   type ChannelGroupSetting,
@@ -235,5 +235,5 @@ async function announce(
   const channel = await channelById(tx, channelId);
   if (bot === null || channel === null) return;
   const content = `@_**${creator.full_name}|${creator.id}** created a new channel #**${name}**.`;
-  await insertMessage(tx, bot, { kind: "channel", channel, topic: "new channels" }, content);
+  await sendBotMessage(tx, bot, { kind: "channel", channel, topic: "new channels" }, content);
 }

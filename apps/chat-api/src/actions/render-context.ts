@@ -4,8 +4,8 @@ import { membersAmong, mentionableGroups, withSubgroups } from "../db/queries/us
 import { authorSettingsRow, mentionablePeople } from "../db/queries/users";
 import { linkableChannels } from "../db/queries/channels";
 import { linkifiersOf } from "../db/queries/linkifiers";
-import type { AuthedUser } from "../lib/auth";
-import { MESSAGE_FLAGS } from "../lib/message-flags";
+import type { AuthedUser } from "../caches/auth";
+import { MESSAGE_FLAGS } from "../lib/message-flag-bits";
 import { RateLimitedError } from "@repo/envelope";
 import { type RenderContext, type RenderResult, referencedNames } from "../lib/markdown";
 import { type Requester, render } from "../lib/render-pool";

@@ -4,13 +4,13 @@ import { JsonableError } from "@repo/envelope";
 import type { Channel } from "../gen/prisma/client";
 import { logRows } from "../realtime/queue";
 import type { MessageSource } from "../realtime/shape";
-import type { AuthedUser } from "../lib/auth";
+import type { AuthedUser } from "../caches/auth";
 import { codePoints } from "../lib/text";
-import { MESSAGE_FLAGS, usersByFlags } from "../lib/message-flags";
+import { MESSAGE_FLAGS, usersByFlags } from "../lib/message-flag-bits";
 import { MAX_TOPIC_LENGTH } from "./channel-settings";
 import { channelToPostTo } from "./channel-posting";
 import { findUsers } from "./user-lookup";
-import { contentFlags, renderContent } from "./render";
+import { contentFlags, renderContent } from "./render-context";
 import type { RenderResult } from "../lib/markdown";
 import type { Requester } from "../lib/render-pool";
 import { linkMessageFiles, linkedPathIds } from "./uploads";
@@ -66,7 +66,7 @@ export function checkTopic(topic: string): string {
 
 /**
  * A new message worked out by reads (its recipients, its HTML, their flags,
- * its id): what {@link writeMessage} stores in one statement.
+ * its id): what {@link storeMessage} stores in one statement.
  */
 interface PreparedMessage {
   message: NewMessage;
@@ -108,7 +108,7 @@ const directPeople = (sender: Sender, userIds: readonly number[]): number[] =>
  * transaction) each on a connection of its own, so a send waits for one
  * round trip where it waited for each in turn.
  */
-async function readInputs(
+async function readMessageInputs(
   tx: Tx,
   sender: Sender,
   audience: Audience,
@@ -132,7 +132,7 @@ async function readInputs(
  * A new message from what its reads found: the flags it gives each
  * recipient, its row and its events.
  */
-async function composeMessage(
+async function buildMessage(
   tx: Tx,
   sender: Sender,
   destination: Destination,
@@ -224,16 +224,16 @@ const audienceOf = (destination: Destination): Audience =>
     ? { channelId: destination.channel.id }
     : { userIds: destination.userIds };
 
-/** {@link readInputs}, then {@link composeMessage}. */
-async function prepareMessage(
+/** {@link readMessageInputs}, then {@link buildMessage}. */
+async function readAndBuildMessage(
   tx: Tx,
   sender: Sender,
   destination: Destination,
   content: string,
   requester: Requester,
 ): Promise<PreparedMessage> {
-  const inputs = await readInputs(tx, sender, audienceOf(destination), content, requester);
-  return composeMessage(tx, sender, destination, content, inputs);
+  const inputs = await readMessageInputs(tx, sender, audienceOf(destination), content, requester);
+  return buildMessage(tx, sender, destination, content, inputs);
 }
 
 /** A direct message's people (the sender included) with their alert words. */
@@ -245,7 +245,7 @@ async function directRecipients(
 }
 
 /** Stores a prepared message, its recipients' rows and its events: one statement. */
-async function writeMessage(tx: Tx, prepared: PreparedMessage): Promise<number> {
+async function storeMessage(tx: Tx, prepared: PreparedMessage): Promise<number> {
   const { message, readers, flags, events, widget } = prepared;
   await insertMessageRows(tx, message, readers, flags, events);
   if (widget !== undefined) await insertSubmessage(tx, widget);
@@ -258,15 +258,15 @@ async function writeMessage(tx: Tx, prepared: PreparedMessage): Promise<number> 
  * with its per-recipient rows (unread for everyone but the sender) and sends
  * each recipient a `message` event with their flags. Returns the message id.
  */
-export async function insertMessage(
+export async function sendBotMessage(
   tx: Tx,
   sender: Sender,
   destination: Destination,
   content: string,
 ): Promise<number> {
-  const id = await writeMessage(
+  const id = await storeMessage(
     tx,
-    await prepareMessage(tx, sender, destination, content, undefined),
+    await readAndBuildMessage(tx, sender, destination, content, undefined),
   );
   await linkMessageFiles(tx, sender, id, content, false);
   return id;
@@ -279,7 +279,7 @@ export async function insertMessage(
  * statement, so one transaction by itself; a message that links uploaded
  * files writes their links too, in one transaction with it.
  */
-async function sendMessage(
+async function storeSentMessage(
   db: Database,
   sender: Sender,
   destination: Destination,
@@ -287,19 +287,19 @@ async function sendMessage(
   echo: LocalEcho | undefined,
   inputs?: MessageInputs,
 ): Promise<number> {
-  const prepared = await composeMessage(
+  const prepared = await buildMessage(
     db,
     sender,
     destination,
     content,
-    inputs ?? (await readInputs(db, sender, audienceOf(destination), content, sender.id)),
+    inputs ?? (await readMessageInputs(db, sender, audienceOf(destination), content, sender.id)),
     echo,
   );
   // One statement is one transaction; a widget or linked files are written in one with it.
   if (linkedPathIds(content, sender.realm_id).length === 0 && prepared.widget === undefined)
-    return writeMessage(db, prepared);
+    return storeMessage(db, prepared);
   return db.transaction(async (tx) => {
-    const id = await writeMessage(tx, prepared);
+    const id = await storeMessage(tx, prepared);
     await linkMessageFiles(tx, sender, id, content, false);
     return id;
   });
@@ -336,7 +336,7 @@ export async function doSendMessage(
     if (inactive !== undefined)
       throw new JsonableError(`'${inactive.email}' is no longer using Zulip.`);
     const ids = found.map((recipient) => recipient.id);
-    return sendMessage(db, user, { kind: "direct", userIds: ids }, content, outgoing.echo);
+    return storeSentMessage(db, user, { kind: "direct", userIds: ids }, content, outgoing.echo);
   }
   const topic = checkTopic(outgoing.topic);
   const { to } = outgoing;
@@ -346,11 +346,11 @@ export async function doSendMessage(
     // has it (a channel error before one of the content).
     const [checked, read] = await Promise.allSettled([
       channelToPostTo(db, user, to, topic),
-      readInputs(db, user, { channelId: to }, content, user.id),
+      readMessageInputs(db, user, { channelId: to }, content, user.id),
     ]);
     if (checked.status === "rejected") throw checked.reason;
     if (read.status === "rejected") throw read.reason;
-    return sendMessage(
+    return storeSentMessage(
       db,
       user,
       { kind: "channel", channel: checked.value, topic },
@@ -360,5 +360,5 @@ export async function doSendMessage(
     );
   }
   const channel = await channelToPostTo(db, user, to, topic);
-  return sendMessage(db, user, { kind: "channel", channel, topic }, content, outgoing.echo);
+  return storeSentMessage(db, user, { kind: "channel", channel, topic }, content, outgoing.echo);
 }

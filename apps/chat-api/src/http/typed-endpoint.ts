@@ -8,9 +8,9 @@ import {
   RequestVariableMissingError,
 } from "@repo/envelope";
 import type { Realm } from "../gen/prisma/client";
-import type { AuthedUser } from "./auth";
+import type { AuthedUser } from "../caches/auth";
 import type { ReceivedFile } from "./upload-body";
-import { isAdministrator, isGuest, isOwner } from "./roles";
+import { isAdministrator, isGuest, isOwner } from "../lib/roles";
 import { type Param, type ParamValues, isIntPath, jsonDepth } from "./params";
 import type { Client } from "../realtime/polls";
 

@@ -18,13 +18,13 @@ import type { Channel, Message } from "../gen/prisma/client";
 import { sendEvent, sendEvents } from "../realtime/queue";
 import { activeHolders } from "../db/queries/user-messages";
 import { widgetState } from "../db/queries/submessages";
-import type { AuthedUser } from "../lib/auth";
-import { CONTENT_FLAGS, MESSAGE_FLAGS, usersByFlags } from "../lib/message-flags";
+import type { AuthedUser } from "../caches/auth";
+import { CONTENT_FLAGS, MESSAGE_FLAGS, usersByFlags } from "../lib/message-flag-bits";
 import { Role, isAdministrator, isGuest } from "../lib/roles";
-import { checkContent, checkTopic } from "./messages";
+import { checkContent, checkTopic } from "./message-send";
 import { channelToPostTo, checkTopicPolicy } from "./channel-posting";
 import { type Move, type PropagateMode, sendMoveNotices } from "./move-notices";
-import { contentFlags, renderAhead } from "./render";
+import { contentFlags, renderAhead } from "./render-context";
 import { linkMessageFiles } from "./uploads";
 import { isGroupMember } from "./user-groups";
 

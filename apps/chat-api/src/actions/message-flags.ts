@@ -12,10 +12,10 @@ import {
 } from "../db/queries/flags";
 import type { NewEvent } from "../db/queries/events";
 import { logRows, sendEvent } from "../realtime/queue";
-import type { AuthedUser } from "../lib/auth";
-import { MENTION_FLAGS, MESSAGE_FLAGS, type MessageFlag } from "../lib/message-flags";
+import type { AuthedUser } from "../caches/auth";
+import { MENTION_FLAGS, MESSAGE_FLAGS, type MessageFlag } from "../lib/message-flag-bits";
 import { accessChannelById } from "./channels";
-import { type WindowQuery, messageWindow } from "./read-messages";
+import { type WindowQuery, messageWindow } from "./message-fetch";
 
 /** The flags a user may set and clear themself (Zulip's editable flags). */
 const EDITABLE: readonly MessageFlag[] = ["read", "starred", "collapsed"];
