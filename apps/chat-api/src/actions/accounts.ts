@@ -1,20 +1,19 @@
 import {
   accountByDeliveryEmail,
   activeAdministratorIds,
-  activeBotIds,
   activeUserIds,
   activeUserRoles,
   addressTaken,
-  advancePointer,
   canCreateUsers,
   deactivateUsers,
   insertUser,
-  pointerOf,
   setApiKey,
   setPasswordHash,
   setUserActive,
   userWithProfile,
 } from "../db/queries/users";
+import { advancePointer, pointerOf } from "../db/queries/user-settings";
+import { activeBotIds } from "../db/queries/bots";
 import { codePoints } from "../lib/text";
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
@@ -32,7 +31,8 @@ import { userView } from "./user-view";
 import { GROUP_OF_ROLE } from "./realm-creation";
 import { groupByName, insertGroupMembers } from "../db/queries/user-groups";
 import { setRealmDeactivated } from "../db/queries/realms";
-import { activateSubscriptions, defaultChannels } from "../db/queries/channels";
+import { defaultChannels } from "../db/queries/channels";
+import { activateSubscriptions } from "../db/queries/subscriptions";
 import { holdsMessage } from "../db/queries/user-messages";
 import { MAX_PASSWORD_LENGTH, checkPassword, hashPassword } from "../lib/passwords";
 

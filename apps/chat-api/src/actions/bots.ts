@@ -1,4 +1,4 @@
-import { botNameTaken, publicAddressTaken, realmBot } from "../db/queries/users";
+import { botNameTaken, publicAddressTaken, realmBot } from "../db/queries/bots";
 import type { Database } from "../db/database";
 import { InsufficientPermissionError, JsonableError } from "@repo/envelope";
 import type { DatabaseAndBus } from "../caches/cache-bus";

@@ -1,9 +1,11 @@
-import { firstInactiveOrUnknown, notificationBot } from "../db/queries/users";
+import { firstInactiveOrUnknown } from "../db/queries/users";
+import { notificationBot } from "../db/queries/bots";
 import { realmById } from "../db/queries/realms";
 import { isLiveFolder } from "../db/queries/channel-folders";
 import type { Tx } from "../db/kysely";
 import { announceSubscriptions } from "./subscription-events";
-import { activateSubscriptions, channelById, insertChannel } from "../db/queries/channels";
+import { channelById, insertChannel } from "../db/queries/channels";
+import { activateSubscriptions } from "../db/queries/subscriptions";
 import type { Database } from "../db/database";
 import {
   ErrorCode,

@@ -1,9 +1,9 @@
+import { channelMessageStats } from "../db/queries/channels";
 import {
-  channelMessageStats,
   liveSubscriptionsOf,
   subscriberCounts,
   subscribersByChannel,
-} from "../db/queries/channels";
+} from "../db/queries/subscriptions";
 import type { Tx } from "../db/kysely";
 import type { Channel, Subscription } from "../gen/prisma/client";
 import { systemGroupIds } from "./realm-creation";

@@ -1,4 +1,5 @@
-import { botOwnerId, isBotOf, isRealmUser, lockUser } from "../db/queries/users";
+import { isRealmUser, lockUser } from "../db/queries/users";
+import { botOwnerId, isBotOf } from "../db/queries/bots";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
 import {
@@ -6,18 +7,22 @@ import {
   channelById,
   channelIdByName,
   channelsOf,
-  channelSubscriberIds,
   channelTopics,
   channelViewerIds,
   channelVisibility,
-  clearTopicPolicy,
   hasLiveWebPublicChannel,
-  isSubscribed,
+} from "../db/queries/channels";
+import {
+  clearTopicPolicy,
   setTopicPolicy,
-  subscribedChannelIds,
   topicPolicyCount,
   topicPolicyExists,
-} from "../db/queries/channels";
+} from "../db/queries/topic-policies";
+import {
+  channelSubscriberIds,
+  isSubscribed,
+  subscribedChannelIds,
+} from "../db/queries/subscriptions";
 import type { AuthedUser } from "../caches/auth";
 import { isAdministrator, isGuest } from "../lib/roles";
 import type { Tx } from "../db/kysely";

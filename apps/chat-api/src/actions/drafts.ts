@@ -14,7 +14,8 @@ import {
   ownDraft,
   updateDraft,
 } from "../db/queries/drafts";
-import { firstInactiveOrUnknown, syncsDrafts } from "../db/queries/users";
+import { firstInactiveOrUnknown } from "../db/queries/users";
+import { syncsDrafts } from "../db/queries/user-settings";
 import { sendEvent } from "../realtime/queue";
 import type { AuthedUser } from "../caches/auth";
 import { checkChannelVisible } from "./channels";

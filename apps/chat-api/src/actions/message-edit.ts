@@ -1,3 +1,4 @@
+import { setContentFlags } from "../db/queries/messages";
 import {
   appendEditHistory,
   deleteMessage,
@@ -6,10 +7,9 @@ import {
   longestEditHistory,
   moveMessages,
   moveRecipients,
-  setContentFlags,
   setMessageContent,
   topicMessageIds,
-} from "../db/queries/messages";
+} from "../db/queries/message-edits";
 import { createHash } from "node:crypto";
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";

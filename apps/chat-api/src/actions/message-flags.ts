@@ -1,6 +1,6 @@
 import { messagesByIds } from "../db/queries/messages";
 import { flagsOn } from "../db/queries/user-messages";
-import { mutedChannelIds } from "../db/queries/channels";
+import { mutedChannelIds } from "../db/queries/subscriptions";
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";

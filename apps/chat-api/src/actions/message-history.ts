@@ -1,5 +1,5 @@
 import type { Database } from "../db/database";
-import type { EditEntry } from "../db/queries/messages";
+import type { EditEntry } from "../db/queries/message-edits";
 import { activeHolders } from "../db/queries/user-messages";
 import type { AuthedUser } from "../caches/auth";
 import { MESSAGE_FLAGS } from "../lib/message-flag-bits";

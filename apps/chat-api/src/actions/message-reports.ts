@@ -1,4 +1,5 @@
-import { activeUserIds, notificationBot, peopleNamed } from "../db/queries/users";
+import { activeUserIds, peopleNamed } from "../db/queries/users";
+import { notificationBot } from "../db/queries/bots";
 import { insertMessageReport, reportTimesSince } from "../db/queries/message-reports";
 import { messageWithSenderAndChannel } from "../db/queries/messages";
 import { liveChannelInRealm } from "../db/queries/channels";

@@ -5,12 +5,12 @@
 import type { Tx } from "../db/kysely";
 import type { Message } from "../gen/prisma/client";
 import {
-  type EditSummaryEntry,
   type ReactionView,
   type SubmessageView,
   messagePeople,
   messageRows,
 } from "../db/queries/messages";
+import { type EditSummaryEntry } from "../db/queries/message-edits";
 import { gravatarUrl } from "./user-view";
 
 /** A message as its message object shows it (a row of {@link messageRows}). */

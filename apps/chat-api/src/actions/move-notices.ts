@@ -1,4 +1,4 @@
-import { notificationBot } from "../db/queries/users";
+import { notificationBot } from "../db/queries/bots";
 import type { Tx } from "../db/kysely";
 import { receivedInTopic } from "../db/queries/user-messages";
 import type { Channel } from "../gen/prisma/client";

@@ -7,7 +7,8 @@ import {
   recordPresence,
   refreshPresence,
 } from "../db/queries/presence";
-import { activeUserIds, botAndPresence } from "../db/queries/users";
+import { activeUserIds } from "../db/queries/users";
+import { botAndPresence } from "../db/queries/user-settings";
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { sendEvent } from "../realtime/queue";

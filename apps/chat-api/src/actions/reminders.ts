@@ -21,7 +21,7 @@ import {
 } from "../db/queries/reminders";
 import { messageSenders } from "../db/queries/messages";
 import { holdsMessage } from "../db/queries/user-messages";
-import { notificationBot } from "../db/queries/users";
+import { notificationBot } from "../db/queries/bots";
 
 /** Longest reminder note (Zulip's). */
 export const MAX_REMINDER_NOTE_LENGTH = 1000;

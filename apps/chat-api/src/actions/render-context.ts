@@ -1,7 +1,8 @@
 import type { Tx } from "../db/kysely";
 import { alertWordsOf, topicParticipants } from "../db/queries/messages";
 import { membersAmong, mentionableGroups, withSubgroups } from "../db/queries/user-groups";
-import { authorSettingsRow, mentionablePeople } from "../db/queries/users";
+import { mentionablePeople } from "../db/queries/users";
+import { authorSettingsRow } from "../db/queries/user-settings";
 import { linkableChannels } from "../db/queries/channels";
 import { linkifiersOf } from "../db/queries/linkifiers";
 import type { AuthedUser } from "../caches/auth";

@@ -1,5 +1,5 @@
 import type { Database } from "../db/database";
-import { deleteMessages, expiredMessageIds } from "../db/queries/messages";
+import { deleteMessages, expiredMessageIds } from "../db/queries/message-edits";
 
 /** Most messages one sweep deletes (the next sweep takes the rest). */
 export const RETENTION_BATCH = 1000;

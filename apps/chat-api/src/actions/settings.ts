@@ -1,4 +1,5 @@
-import { activeUserIds, setFullName, updateUserSettings, userById } from "../db/queries/users";
+import { activeUserIds, userById } from "../db/queries/users";
+import { setFullName, updateUserSettings } from "../db/queries/user-settings";
 import { JsonableError } from "@repo/envelope";
 import type { Prisma } from "../gen/prisma/client";
 import { sendEvent } from "../realtime/queue";

@@ -1,4 +1,4 @@
-import { subscriptionsTo } from "../db/queries/channels";
+import { subscriptionsTo } from "../db/queries/subscriptions";
 import type { Tx } from "../db/kysely";
 import type { Channel } from "../gen/prisma/client";
 import { sendEvent, sendEvents } from "../realtime/queue";

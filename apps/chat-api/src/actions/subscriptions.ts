@@ -11,13 +11,13 @@ import { announceSubscriptions, announceUnsubscriptions } from "./subscription-e
 import { isGroupMember } from "./user-groups";
 import { sendEvent } from "../realtime/queue";
 import { findUsers } from "./user-lookup";
+import { existingChannelNames } from "../db/queries/channels";
 import {
   activateSubscriptions,
   deactivateSubscriptions,
-  existingChannelNames,
   isSubscribed,
   updateSubscription,
-} from "../db/queries/channels";
+} from "../db/queries/subscriptions";
 import { RENDER_TIMEOUT_MESSAGE } from "../lib/markdown";
 import { type RenderedAhead, renderAhead } from "./render-context";
 

@@ -1,6 +1,6 @@
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
-import { channelSubscriberIds } from "../db/queries/channels";
+import { channelSubscriberIds } from "../db/queries/subscriptions";
 import { sendEvent } from "../realtime/queue";
 import type { AuthedUser } from "../caches/auth";
 import { accessChannelById } from "./channels";

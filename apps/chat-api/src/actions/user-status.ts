@@ -1,4 +1,5 @@
-import { activeUserIds, realmStatusRows, setStatus } from "../db/queries/users";
+import { activeUserIds } from "../db/queries/users";
+import { realmStatusRows, setStatus } from "../db/queries/user-settings";
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";

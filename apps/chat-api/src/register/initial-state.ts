@@ -1,4 +1,5 @@
-import { defaultChannelIds, topicPoliciesOf } from "../db/queries/channels";
+import { defaultChannelIds } from "../db/queries/channels";
+import { topicPoliciesOf } from "../db/queries/topic-policies";
 import { userById } from "../db/queries/users";
 import type { Database } from "../db/database";
 import type { Realm, User } from "../gen/prisma/client";

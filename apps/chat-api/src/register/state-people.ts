@@ -1,4 +1,4 @@
-import { botsOf, systemBotIds } from "../db/queries/users";
+import { botsOf, systemBotIds } from "../db/queries/bots";
 import type { Database } from "../db/database";
 import type { Realm } from "../gen/prisma/client";
 import { hasRealmPermission } from "../actions/user-groups";

@@ -1,4 +1,4 @@
-import { formerSubscriptionsOf, subscribersByChannel } from "../db/queries/channels";
+import { formerSubscriptionsOf, subscribersByChannel } from "../db/queries/subscriptions";
 import type { Database } from "../db/database";
 import {
   type SubscriptionView,

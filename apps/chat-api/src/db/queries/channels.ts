@@ -1,4 +1,4 @@
-import { type Kysely, sql } from "kysely";
+import { type Kysely } from "kysely";
 import type { DB } from "../../gen/kysely/tables";
 import type { Prisma } from "../../gen/prisma/client";
 import type { Tx } from "../kysely";
@@ -96,51 +96,6 @@ export function channelPosting(
   return channelPostingQuery(tx.q, realmId, userId, to, topic).executeTakeFirst();
 }
 
-/** Sets a user's visibility policy of a topic (the topic's name compared case-insensitively). */
-export async function setTopicPolicy(
-  tx: Tx,
-  userId: number,
-  channelId: number,
-  topic: string,
-  policy: number,
-): Promise<void> {
-  await tx.q
-    .insertInto("user_topics")
-    .values({
-      user_id: userId,
-      channel_id: channelId,
-      topic_name: topic,
-      visibility_policy: policy,
-      last_updated: sql<Date>`now()`,
-    })
-    .onConflict((oc) =>
-      // The unique index user_topics_user_id_channel_id_lower_topic_name_key (in the migrations).
-      oc
-        .expression(sql`user_id, channel_id, lower(topic_name)`)
-        .doUpdateSet({ visibility_policy: policy, last_updated: sql<Date>`now()` }),
-    )
-    .execute();
-}
-
-/**
- * Removes a user's policy `policy` of a topic (any policy when undefined;
- * the topic's name compared case-insensitively).
- */
-export async function clearTopicPolicy(
-  tx: Tx,
-  userId: number,
-  channelId: number,
-  topic: string,
-  policy: number | undefined,
-): Promise<void> {
-  const query = tx.q
-    .deleteFrom("user_topics")
-    .where("user_id", "=", userId)
-    .where("channel_id", "=", channelId)
-    .where((eb) => sameText(eb, "topic_name", topic));
-  await (policy === undefined ? query : query.where("visibility_policy", "=", policy)).execute();
-}
-
 /** Channel `channelId`'s visibility columns and user `userId`'s subscription to it (null: none). */
 export function channelVisibilityQuery(q: Kysely<DB>, channelId: number, userId: number) {
   return q
@@ -190,56 +145,6 @@ export async function channelTopics(
   return rows.sort((a, b) => b.max_id - a.max_id);
 }
 
-/** The ids of channel `channelId`'s active subscribers whose accounts are active, ascending. */
-export async function channelSubscriberIds(tx: Tx, channelId: number): Promise<number[]> {
-  const rows = await tx.q
-    .selectFrom("subscriptions as s")
-    .innerJoin("users as u", "u.id", "s.user_id")
-    .select("u.id")
-    .where("s.channel_id", "=", channelId)
-    .where("s.active", "=", true)
-    .where("u.is_active", "=", true)
-    .orderBy("u.id")
-    .execute();
-  return rows.map((r) => r.id);
-}
-
-/** Whether user `userId` has a policy for a topic of channel `channelId` (any case). */
-export async function topicPolicyExists(
-  tx: Tx,
-  userId: number,
-  channelId: number,
-  topic: string,
-): Promise<boolean> {
-  const row = await tx.q
-    .selectFrom("user_topics")
-    .select("id")
-    .where("user_id", "=", userId)
-    .where("channel_id", "=", channelId)
-    .where((eb) => sameText(eb, "topic_name", topic))
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
-/**
- * Subscribes `userIds` to channel `channelId` in one statement: new rows, or
- * inactive ones made active again. Answers who was not subscribed before
- * (the rest already were).
- */
-export async function activateSubscriptions(
-  tx: Tx,
-  channelId: number,
-  userIds: readonly number[],
-): Promise<Set<number>> {
-  if (userIds.length === 0) return new Set();
-  const result = await sql<{ user_id: number }>`
-    INSERT INTO subscriptions (user_id, channel_id)
-    SELECT t.user_id, ${channelId}::int FROM unnest(${[...new Set(userIds)]}::int[]) AS t(user_id)
-    ON CONFLICT (user_id, channel_id) DO UPDATE SET active = true WHERE subscriptions.active = false
-    RETURNING user_id`.execute(tx.q);
-  return new Set(result.rows.map((r) => r.user_id));
-}
-
 /** The realm's live default channels. */
 export function defaultChannels(tx: Tx, realmId: number) {
   return tx.prisma.channel.findMany({
@@ -260,26 +165,12 @@ export function channelById(tx: Tx, channelId: number) {
   return tx.prisma.channel.findUnique({ where: { id: channelId } });
 }
 
-/** Whether user `userId` is an active subscriber of channel `channelId`. */
-export async function isSubscribed(tx: Tx, userId: number, channelId: number): Promise<boolean> {
-  const subscription = await tx.prisma.subscription.findUnique({
-    where: { user_id_channel_id: { user_id: userId, channel_id: channelId } },
-    select: { active: true },
-  });
-  return subscription?.active === true;
-}
-
 /** Archives a channel: it stops being a default channel. */
 export async function archiveChannel(tx: Tx, channelId: number): Promise<void> {
   await tx.prisma.channel.update({
     where: { id: channelId },
     data: { is_archived: true, is_default_stream: false },
   });
-}
-
-/** How many topics user `userId` has a visibility policy for. */
-export function topicPolicyCount(tx: Tx, userId: number): Promise<number> {
-  return tx.prisma.userTopic.count({ where: { user_id: userId } });
 }
 
 /**
@@ -312,15 +203,6 @@ export function channelsOf(tx: Tx, realmId: number, liveOnly: boolean) {
   return tx.prisma.channel.findMany({
     where: { realm_id: realmId, ...(liveOnly ? { is_archived: false } : {}) },
   });
-}
-
-/** Ids of the channels user `userId` is an active subscriber of. */
-export async function subscribedChannelIds(tx: Tx, userId: number): Promise<Set<number>> {
-  const rows = await tx.prisma.subscription.findMany({
-    where: { user_id: userId, active: true },
-    select: { channel_id: true },
-  });
-  return new Set(rows.map((r) => r.channel_id));
 }
 
 /** Whether the realm has a live web-public channel. */
@@ -383,105 +265,9 @@ export function channelMessageStats(tx: Tx, ids: readonly number[]) {
   });
 }
 
-/** Per channel of `ids`: how many active users are active subscribers. */
-export async function subscriberCounts(
-  tx: Tx,
-  ids: readonly number[],
-): Promise<Map<number, number>> {
-  const rows = await tx.prisma.subscription.groupBy({
-    by: ["channel_id"],
-    where: { channel_id: { in: [...ids] }, active: true, user: { is_active: true } },
-    _count: { _all: true },
-  });
-  return new Map(rows.map((r) => [r.channel_id, r._count._all]));
-}
-
-/** Per channel of `ids`: its active subscribers who are active users, by id. */
-export async function subscribersByChannel(
-  tx: Tx,
-  ids: readonly number[],
-): Promise<Map<number, number[]>> {
-  const rows = await tx.prisma.subscription.findMany({
-    where: { channel_id: { in: [...ids] }, active: true, user: { is_active: true } },
-    select: { channel_id: true, user_id: true },
-    orderBy: { user_id: "asc" },
-  });
-  const byChannel = new Map<number, number[]>();
-  for (const row of rows) {
-    const list = byChannel.get(row.channel_id);
-    if (list === undefined) byChannel.set(row.channel_id, [row.user_id]);
-    else list.push(row.user_id);
-  }
-  return byChannel;
-}
-
-/** User `userId`'s active subscriptions to live channels, with their channels, by channel name. */
-export function liveSubscriptionsOf(tx: Tx, userId: number) {
-  return tx.prisma.subscription.findMany({
-    where: { user_id: userId, active: true, channel: { is_archived: false } },
-    include: { channel: true },
-    orderBy: { channel: { name: "asc" } },
-  });
-}
-
 /** Ids of the realm's live default channels, by id. */
 export async function defaultChannelIds(tx: Tx, realmId: number): Promise<number[]> {
   return (await defaultChannels(tx, realmId)).map((c) => c.id).sort((a, b) => a - b);
-}
-
-/** User `userId`'s topic visibility policies (only those of `policy` if given), by id, with their channels' names. */
-export function topicPoliciesOf(tx: Tx, userId: number, policy?: number) {
-  return tx.prisma.userTopic.findMany({
-    where: { user_id: userId, ...(policy === undefined ? {} : { visibility_policy: policy }) },
-    include: { channel: { select: { name: true } } },
-    orderBy: { id: "asc" },
-  });
-}
-
-/** Ends the active subscriptions of `userIds` to channel `channelId`; answers whose ended. */
-export async function deactivateSubscriptions(
-  tx: Tx,
-  channelId: number,
-  userIds: readonly number[],
-): Promise<number[]> {
-  const left = await tx.prisma.subscription.updateManyAndReturn({
-    where: { channel_id: channelId, user_id: { in: [...userIds] }, active: true },
-    data: { active: false },
-    select: { user_id: true },
-  });
-  return left.map((r) => r.user_id);
-}
-
-/** Changes user `userId`'s settings for channel `channelId`; whether they are subscribed. */
-export async function updateSubscription(
-  tx: Tx,
-  userId: number,
-  channelId: number,
-  change: Record<string, boolean | string>,
-): Promise<boolean> {
-  const { count } = await tx.prisma.subscription.updateMany({
-    where: { user_id: userId, channel_id: channelId, active: true },
-    data: change,
-  });
-  return count > 0;
-}
-
-/** Ids of the channels user `userId` muted. */
-export async function mutedChannelIds(tx: Tx, userId: number): Promise<Set<number>> {
-  const rows = await tx.prisma.subscription.findMany({
-    where: { user_id: userId, is_muted: true },
-    select: { channel_id: true },
-  });
-  return new Set(rows.map((s) => s.channel_id));
-}
-
-/** User `userId`'s ended subscriptions to live channels, with their channels, by channel name. */
-export function formerSubscriptionsOf(tx: Tx, userId: number) {
-  return tx.prisma.subscription.findMany({
-    where: { user_id: userId, active: false, channel: { is_archived: false } },
-    include: { channel: true },
-    orderBy: { channel: { name: "asc" } },
-  });
 }
 
 /** Changes channel `channelId`'s columns; answers it as stored. */
@@ -491,11 +277,4 @@ export function updateChannel(
   change: Prisma.ChannelUncheckedUpdateInput,
 ) {
   return tx.prisma.channel.update({ where: { id: channelId }, data: change });
-}
-
-/** The subscriptions of `userIds` to channel `channelId` as stored. */
-export function subscriptionsTo(tx: Tx, channelId: number, userIds: readonly number[]) {
-  return tx.prisma.subscription.findMany({
-    where: { channel_id: channelId, user_id: { in: [...userIds] } },
-  });
 }

@@ -100,15 +100,6 @@ export function setUserActive(tx: Tx, userId: number, active: boolean) {
   return tx.prisma.user.update({ where: { id: userId }, data: { is_active: active } });
 }
 
-/** Ids of a user's active bots. */
-export async function activeBotIds(tx: Tx, ownerId: number): Promise<number[]> {
-  const rows = await tx.prisma.user.findMany({
-    where: { bot_owner_id: ownerId, is_bot: true, is_active: true },
-    select: { id: true },
-  });
-  return rows.map((r) => r.id);
-}
-
 /** Deactivates the users `ids` in one statement. */
 export async function deactivateUsers(tx: Tx, ids: readonly number[]): Promise<void> {
   await tx.prisma.user.updateMany({ where: { id: { in: [...ids] } }, data: { is_active: false } });
@@ -128,23 +119,6 @@ export async function canCreateUsers(tx: Tx, userId: number): Promise<boolean> {
   return user.can_create_users;
 }
 
-/** The user's legacy pointer (-1 before any). */
-export async function pointerOf(tx: Tx, userId: number): Promise<number> {
-  const user = await tx.prisma.user.findUniqueOrThrow({
-    where: { id: userId },
-    select: { pointer: true },
-  });
-  return user.pointer;
-}
-
-/** Moves the user's pointer to `pointer` if it is further. */
-export async function advancePointer(tx: Tx, userId: number, pointer: number): Promise<void> {
-  await tx.prisma.user.updateMany({
-    where: { id: userId, pointer: { lt: pointer } },
-    data: { pointer },
-  });
-}
-
 /** The first of `ids` that is not an active user of the realm, if any. */
 export async function firstInactiveOrUnknown(
   tx: Tx,
@@ -159,46 +133,12 @@ export async function firstInactiveOrUnknown(
   return ids.find((id) => !active.has(id));
 }
 
-/** Whether user `userId` keeps drafts synchronized across clients. */
-export async function syncsDrafts(tx: Tx, userId: number): Promise<boolean> {
-  const user = await tx.prisma.user.findUniqueOrThrow({
-    where: { id: userId },
-    select: { enable_drafts_synchronization: true },
-  });
-  return user.enable_drafts_synchronization;
-}
-
 /** The realm's users among `ids`, active or not. */
 export function usersAmong(tx: Tx, realmId: number, ids: readonly number[]) {
   return tx.prisma.user.findMany({
     where: { id: { in: [...ids] }, realm_id: realmId },
     select: { id: true, is_active: true },
   });
-}
-
-/** The realm's active notification bot (its system bot), or null. */
-export function notificationBot(tx: Tx, realmId: number) {
-  return tx.prisma.user.findFirst({
-    where: { realm_id: realmId, is_system_bot: true, is_active: true },
-  });
-}
-
-/** Ids of the realm's system bots, active or not. */
-export async function systemBotIds(tx: Tx, realmId: number): Promise<number[]> {
-  const rows = await tx.prisma.user.findMany({
-    where: { realm_id: realmId, is_system_bot: true },
-    select: { id: true },
-  });
-  return rows.map((r) => r.id);
-}
-
-/** The owner of bot `userId`, or null (not a bot, or no owner). */
-export async function botOwnerId(tx: Tx, userId: number): Promise<number | null> {
-  const bot = await tx.prisma.user.findUnique({
-    where: { id: userId },
-    select: { bot_owner_id: true },
-  });
-  return bot?.bot_owner_id ?? null;
 }
 
 /** User `userId`'s role as stored now. */
@@ -213,78 +153,6 @@ export async function roleOf(tx: Tx, userId: number): Promise<number> {
 /** User `userId`'s row (it exists). */
 export function userById(tx: Tx, userId: number) {
   return tx.prisma.user.findUniqueOrThrow({ where: { id: userId } });
-}
-
-/** Sets columns of user `userId`'s settings and their JSON document of the rest. */
-export async function updateUserSettings(
-  tx: Tx,
-  userId: number,
-  columns: Record<string, string | number | boolean>,
-  settings: Prisma.InputJsonObject,
-): Promise<void> {
-  await tx.prisma.user.update({ where: { id: userId }, data: { ...columns, settings } });
-}
-
-/** Renames user `userId`. */
-export async function setFullName(tx: Tx, userId: number, fullName: string): Promise<void> {
-  await tx.prisma.user.update({ where: { id: userId }, data: { full_name: fullName } });
-}
-
-/** A status change: its text, its emoji, or both. */
-export interface StatusChange {
-  status_text?: string;
-  status_emoji_name?: string;
-  status_emoji_code?: string;
-  status_reaction_type?: string;
-}
-
-/** Sets user `userId`'s status; answers the whole status as stored. */
-export function setStatus(tx: Tx, userId: number, change: StatusChange) {
-  return tx.prisma.user.update({
-    where: { id: userId },
-    data: change,
-    select: {
-      status_text: true,
-      status_emoji_name: true,
-      status_emoji_code: true,
-      status_reaction_type: true,
-    },
-  });
-}
-
-/** The realm's active users who have a status, by id, with it. */
-export function realmStatusRows(tx: Tx, realmId: number) {
-  return tx.prisma.user.findMany({
-    where: {
-      realm_id: realmId,
-      is_active: true,
-      OR: [{ status_text: { not: "" } }, { status_emoji_name: { not: "" } }],
-    },
-    select: {
-      id: true,
-      status_text: true,
-      status_emoji_name: true,
-      status_emoji_code: true,
-      status_reaction_type: true,
-    },
-    orderBy: { id: "asc" },
-  });
-}
-
-/** Whether user `userId` is a bot, and their presence row (or null). */
-export function botAndPresence(tx: Tx, userId: number) {
-  return tx.prisma.user.findUniqueOrThrow({
-    where: { id: userId },
-    select: { is_bot: true, presence: true },
-  });
-}
-
-/** What rendering needs of the author's settings, or null if they are gone. */
-export function authorSettingsRow(tx: Tx, userId: number) {
-  return tx.prisma.user.findUnique({
-    where: { id: userId },
-    select: { timezone: true, enable_drafts_synchronization: true, settings: true },
-  });
 }
 
 /** The realm's active users named (any case) `names` or with ids `ids`, by id. */
@@ -349,49 +217,10 @@ export function userByIdOrAddress(
   });
 }
 
-/** Whether the realm has an account whose public address is `email` (any case). */
-export async function publicAddressTaken(tx: Tx, realmId: number, email: string): Promise<boolean> {
-  const row = await tx.prisma.user.findFirst({
-    where: { realm_id: realmId, email: caselessEquals(email) },
-    select: { id: true },
-  });
-  return row !== null;
-}
-
-/** Whether the realm has a bot named `fullName` (any case). */
-export async function botNameTaken(tx: Tx, realmId: number, fullName: string): Promise<boolean> {
-  const row = await tx.prisma.user.findFirst({
-    where: { realm_id: realmId, is_bot: true, full_name: caselessEquals(fullName) },
-    select: { id: true },
-  });
-  return row !== null;
-}
-
-/** The realm's bot `botId` (not a system bot), or null. */
-export function realmBot(tx: Tx, realmId: number, botId: number) {
-  return tx.prisma.user.findFirst({
-    where: { id: botId, realm_id: realmId, is_bot: true, is_system_bot: false },
-  });
-}
-
 /** Whether `userId` is a user of the realm, active or not. */
 export async function isRealmUser(tx: Tx, realmId: number, userId: number): Promise<boolean> {
   const row = await tx.prisma.user.findFirst({
     where: { id: userId, realm_id: realmId },
-    select: { id: true },
-  });
-  return row !== null;
-}
-
-/** Whether `botId` is a bot of `ownerId` in the realm. */
-export async function isBotOf(
-  tx: Tx,
-  realmId: number,
-  botId: number,
-  ownerId: number,
-): Promise<boolean> {
-  const row = await tx.prisma.user.findFirst({
-    where: { id: botId, realm_id: realmId, is_bot: true, bot_owner_id: ownerId },
     select: { id: true },
   });
   return row !== null;
@@ -445,19 +274,5 @@ export function usersByIdOrEmail(
       ],
     },
     select: { id: true, email: true, is_active: true },
-  });
-}
-
-/** The realm's bots a user may administer (all with `all`, else `ownerId`'s), by id, with owners' addresses. */
-export function botsOf(tx: Tx, realmId: number, ownerId: number, all: boolean) {
-  return tx.prisma.user.findMany({
-    where: {
-      realm_id: realmId,
-      is_bot: true,
-      is_system_bot: false,
-      ...(all ? {} : { bot_owner_id: ownerId }),
-    },
-    include: { bot_owner: { select: { email: true } } },
-    orderBy: { id: "asc" },
   });
 }
