@@ -1,0 +1,400 @@
+import { randomBytes } from "node:crypto";
+import { readdir } from "node:fs/promises";
+import { deliverDueReminders } from "../src/actions/reminders";
+import { LOGIN_FAILURES } from "../src/lib/rate-limit";
+import { DEMO_PASSWORD } from "../src/cli/demo-data";
+import { MAX_NARROW_OPERAND_LENGTH, MAX_NARROW_TERMS } from "../src/lib/narrow";
+import { MAX_TYPING_AUDIENCE } from "../src/actions/typing";
+import { MAX_EDIT_HISTORY_BYTES } from "../src/actions/message-edit";
+import { multipart } from "./support/multipart";
+import {
+  type Cast,
+  type Reply,
+  type TestServer,
+  apiError,
+  channelIds,
+  loadCast,
+  startTestServer,
+} from "./support/server";
+
+/**
+ * The hostile round of issue 50: what one member (or administrator) could do
+ * to freeze, bloat or starve the server, each answered with a clear error or
+ * made harmless, nothing stored, and another person's request answered
+ * meanwhile.
+ */
+let server: TestServer;
+let cast: Cast;
+let channels: Record<string, number>;
+let crowd: number[];
+
+/** More people than a conversation that hears typing may have. */
+const CROWD = MAX_TYPING_AUDIENCE + 20;
+
+beforeAll(async () => {
+  server = await startTestServer({
+    env: {
+      CHAT_MAX_BOTS_PER_USER: "2",
+      CHAT_UPLOAD_QUOTA_MIB_PER_USER: "1",
+      // The test delivers reminders itself: the server's own scheduler would take some.
+      CHAT_REMINDER_POLL_SECONDS: "3600",
+    },
+  });
+  cast = await loadCast(server, ["iago", "hamlet", "othello", "cordelia", "desdemona"]);
+  channels = await channelIds(server);
+  const realm = await server.db.prisma.realm.findFirstOrThrow({ where: { subdomain: "" } });
+  await server.db.prisma.user.createMany({
+    data: Array.from({ length: CROWD }, (_, i) => ({
+      realm_id: realm.id,
+      email: `abuse${String(i)}@example.com`,
+      delivery_email: `abuse${String(i)}@example.com`,
+      full_name: `Abuse ${String(i)}`,
+      api_key: randomBytes(16).toString("hex"),
+    })),
+  });
+  crowd = (
+    await server.db.prisma.user.findMany({
+      where: { email: { startsWith: "abuse" } },
+      select: { id: true },
+    })
+  ).map((u) => u.id);
+}, 60_000);
+
+afterAll(() => server.close());
+
+const as = (who: string) => cast.as(who);
+const call = (who: string, method: string, path: string, form: Record<string, unknown> = {}) =>
+  server.call(method, `/api/v1${path}`, { ...as(who), form });
+
+/** Another person's request, made while an attack is in flight: it must be answered. */
+async function meanwhile<T>(attack: Promise<T>): Promise<{ attack: T; other: Reply }> {
+  const [result, other] = await Promise.all([attack, call("cordelia", "GET", "/users/me")]);
+  return { attack: result, other };
+}
+
+const typingRows = () => server.db.prisma.eventLog.count({ where: { event_type: "typing" } });
+
+describe("linkifiers that would make javascript: or data: links", () => {
+  it("refuses a URL template that is not http(s) or relative, and stores none", async () => {
+    for (const template of [
+      "javascript:alert({id})",
+      "data:text/html,{id}",
+      "JavaScript:{id}",
+      "{id}",
+      "vbscript:{id}",
+    ]) {
+      const reply = await call("iago", "POST", "/realm/filters", {
+        pattern: "X-(?P<id>[0-9]+)",
+        url_template: template,
+      });
+      expect([reply.status, reply.body]).toEqual([
+        400,
+        apiError(
+          "Invalid URL template: it must start with http://, https:// or / (a link on this server).",
+        ),
+      ]);
+    }
+    expect(await server.db.prisma.linkifier.count({ where: { pattern: "X-(?P<id>[0-9]+)" } })).toBe(
+      0,
+    );
+    const relative = await call("iago", "POST", "/realm/filters", {
+      pattern: "Y-(?P<id>[0-9]+)",
+      url_template: "/help/{id}",
+    });
+    expect(relative.status).toBe(200);
+  });
+
+  it("does not link what a linkifier stored before the check would make", async () => {
+    const realm = await server.db.prisma.realm.findFirstOrThrow({ where: { subdomain: "" } });
+    // A row from before the check, written as an older server would have.
+    await server.db.prisma.linkifier.create({
+      data: {
+        realm_id: realm.id,
+        pattern: "EVIL-(?P<id>[0-9]+)",
+        url_template: "javascript:x({id})",
+        order: 90,
+      },
+    });
+    const sent = await call("hamlet", "POST", "/messages", {
+      type: "stream",
+      to: channels.Verona,
+      topic: "linkifiers",
+      content: "see EVIL-12 and Y-7",
+    });
+    expect(sent.status).toBe(200);
+    const message = await server.db.prisma.message.findUniqueOrThrow({
+      where: { id: sent.body.id as number },
+    });
+    expect(message.rendered_content).not.toContain("javascript:");
+    expect(message.rendered_content).toContain("EVIL-12");
+    expect(message.rendered_content).toContain('href="/help/7"');
+  });
+});
+
+describe("typing in a crowd", () => {
+  it(`sends no typing event to a channel of more than ${String(MAX_TYPING_AUDIENCE)} subscribers`, async () => {
+    const created = await call("iago", "POST", "/channels/create", {
+      name: "a crowd",
+      subscribers: [cast.id("iago"), ...crowd],
+    });
+    expect(created.status).toBe(200);
+    const before = await typingRows();
+    const { attack, other } = await meanwhile(
+      Promise.all(
+        Array.from({ length: 20 }, () =>
+          call("iago", "POST", "/typing", {
+            type: "stream",
+            op: "start",
+            stream_id: created.body.id,
+            topic: "noise",
+          }),
+        ),
+      ),
+    );
+    expect(attack.map((r) => r.status)).toEqual(Array.from({ length: 20 }, () => 200));
+    expect(other.status).toBe(200);
+    expect(await typingRows()).toBe(before);
+    // A small channel still hears it.
+    const small = await call("hamlet", "POST", "/typing", {
+      type: "stream",
+      op: "start",
+      stream_id: channels.Verona,
+      topic: "quiet",
+    });
+    expect(small.status).toBe(200);
+    expect(await typingRows()).toBe(before + 1);
+  });
+
+  it(`sends no typing event to a direct conversation of more than ${String(MAX_TYPING_AUDIENCE)} people`, async () => {
+    const before = await typingRows();
+    const reply = await call("hamlet", "POST", "/typing", { op: "start", to: crowd });
+    expect(reply.status).toBe(200);
+    expect(await typingRows()).toBe(before);
+  });
+});
+
+describe("uploads", () => {
+  const upload = (who: string, name: string, bytes: number) => {
+    const { body, headers } = multipart([
+      { name: "file", filename: name, type: "text/plain", data: Buffer.alloc(bytes, 97) },
+    ]);
+    return server.call("POST", "/api/v1/user_uploads", { ...as(who), headers, body });
+  };
+
+  it("keeps a UTF-8 file name as sent", async () => {
+    const reply = await upload("othello", "résumé 日本.txt", 10);
+    expect(reply.status).toBe(200);
+    expect(reply.body.filename).toBe("résumé 日本.txt");
+    const stored = await server.db.prisma.attachment.findFirstOrThrow({
+      where: { owner_id: cast.id("othello") },
+      orderBy: { id: "desc" },
+    });
+    expect(stored.file_name).toBe("résumé 日本.txt");
+  });
+
+  it("counts a bot's files against its owner's quota, and refuses past it", async () => {
+    const bot = await call("desdemona", "POST", "/bots", {
+      full_name: "Quota bot",
+      short_name: "quota",
+    });
+    expect(bot.status).toBe(200);
+    const botAuth = { auth: [`quota-bot@chat.test`, bot.body.api_key as string] as const };
+    const mine = await upload("desdemona", "a.txt", 700 * 1024);
+    expect(mine.status).toBe(200);
+    const { body, headers } = multipart([
+      { name: "file", filename: "b.txt", type: "text/plain", data: Buffer.alloc(700 * 1024, 98) },
+    ]);
+    const botUpload = await server.call("POST", "/api/v1/user_uploads", {
+      ...botAuth,
+      headers,
+      body,
+    });
+    expect([botUpload.status, botUpload.body]).toEqual([
+      400,
+      apiError("Upload would exceed your maximum quota."),
+    ]);
+    expect(
+      await server.db.prisma.attachment.count({ where: { owner_id: bot.body.user_id as number } }),
+    ).toBe(0);
+  });
+
+  it("refuses an upload past the quota from its Content-Length, before reading it", async () => {
+    const incoming = server.services.uploads.incoming;
+    const before = await readdir(incoming).catch(() => []);
+    const { body, headers } = multipart([
+      {
+        name: "file",
+        filename: "big.txt",
+        type: "text/plain",
+        data: Buffer.alloc(3 * 1024 * 1024, 99),
+      },
+    ]);
+    const replies = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        server.call("POST", "/api/v1/user_uploads", { ...as("desdemona"), headers, body }),
+      ),
+    );
+    for (const reply of replies)
+      expect([reply.status, reply.body]).toEqual([
+        400,
+        apiError("Upload would exceed your maximum quota."),
+      ]);
+    expect(await readdir(incoming).catch(() => [])).toEqual(before);
+  });
+});
+
+describe("bots per person", () => {
+  it("refuses a bot past CHAT_MAX_BOTS_PER_USER and stores none", async () => {
+    for (const name of ["one", "two"]) {
+      const reply = await call("othello", "POST", "/bots", {
+        full_name: `Bot ${name}`,
+        short_name: name,
+      });
+      expect(reply.status).toBe(200);
+    }
+    const third = await call("othello", "POST", "/bots", {
+      full_name: "Bot three",
+      short_name: "three",
+    });
+    expect([third.status, third.body]).toEqual([
+      400,
+      apiError("You have too many bots (limit: 2)."),
+    ]);
+    expect(await server.db.prisma.user.count({ where: { bot_owner_id: cast.id("othello") } })).toBe(
+      2,
+    );
+  });
+});
+
+describe("narrows too large to compile", () => {
+  const flagNarrow = (narrow: unknown) =>
+    call("othello", "POST", "/messages/flags/narrow", {
+      anchor: "newest",
+      num_before: 10,
+      num_after: 0,
+      narrow,
+      op: "add",
+      flag: "starred",
+    });
+
+  it(`refuses more than ${String(MAX_NARROW_TERMS)} terms and a huge operand, starring nothing`, async () => {
+    const starred = () =>
+      server.db.prisma.userMessage.count({
+        where: { user_id: cast.id("othello"), flags: { gte: 2n } },
+      });
+    const before = await starred();
+    const many = Array.from({ length: 5000 }, () => ({ operator: "search", operand: "x" }));
+    const { attack, other } = await meanwhile(flagNarrow(many));
+    expect([attack.status, attack.body]).toEqual([
+      400,
+      apiError(`narrow has too many terms (limit: ${String(MAX_NARROW_TERMS)})`),
+    ]);
+    expect(other.status).toBe(200);
+    const huge = await flagNarrow([{ operator: "search", operand: "y".repeat(900_000) }]);
+    expect(huge.status).toBe(400);
+    expect(huge.body.msg).toContain(
+      `A narrow operand is too long (limit: ${String(MAX_NARROW_OPERAND_LENGTH)} characters`,
+    );
+    const read = await server.call("GET", "/api/v1/messages", {
+      ...as("othello"),
+      query: {
+        anchor: "newest",
+        num_before: 1,
+        num_after: 0,
+        narrow: [{ operator: "search", operand: "z".repeat(MAX_NARROW_OPERAND_LENGTH + 1) }],
+      },
+    });
+    expect(read.status).toBe(400);
+    expect(await starred()).toBe(before);
+  });
+});
+
+describe("edit history", () => {
+  it("refuses an edit once the history holds its bytes, and bounds the history answer", async () => {
+    // A long message whose edits each keep ~40 KB of replaced content and HTML.
+    const long = (n: number) => `${String(n)} ${":smile: ".repeat(1200)}`;
+    const sent = await call("hamlet", "POST", "/messages", {
+      type: "stream",
+      to: channels.Verona,
+      topic: "history",
+      content: long(0),
+    });
+    expect(sent.status).toBe(200);
+    const id = sent.body.id as number;
+    let refused: Reply | undefined;
+    for (let n = 1; n < 400 && refused === undefined; n++) {
+      const reply = await call("hamlet", "PATCH", `/messages/${String(id)}`, { content: long(n) });
+      if (reply.status !== 200) refused = reply;
+    }
+    expect(refused?.status).toBe(400);
+    expect(refused?.body.msg).toBe(
+      `This message's edit history is full (limit: ${String(MAX_EDIT_HISTORY_BYTES / 1024 / 1024)} MiB); send a new message instead.`,
+    );
+    const row = await server.db.prisma.message.findUniqueOrThrow({ where: { id } });
+    expect(Buffer.byteLength(JSON.stringify(row.edit_history))).toBeLessThanOrEqual(
+      MAX_EDIT_HISTORY_BYTES,
+    );
+    const history = await call("cordelia", "GET", `/messages/${String(id)}/history`);
+    expect(history.status).toBe(200);
+    expect(Buffer.byteLength(history.text)).toBeLessThan(3 * MAX_EDIT_HISTORY_BYTES);
+  }, 120_000);
+});
+
+describe("logins", () => {
+  const login = (username: string, password: string) =>
+    server.call("POST", "/api/v1/fetch_api_key", { form: { username, password } });
+
+  it(`locks an account name after ${String(LOGIN_FAILURES)} failed logins, whatever their address`, async () => {
+    const name = "othello@example.com";
+    for (let i = 0; i < LOGIN_FAILURES; i++) {
+      const reply = await login(name, `wrong ${String(i)}`);
+      expect(reply.status).toBe(401);
+    }
+    // The right password too: the name is locked, and no hash is computed for it.
+    const locked = await login(name.toUpperCase(), DEMO_PASSWORD);
+    expect(locked.status).toBe(429);
+    expect(locked.body.code).toBe("RATE_LIMIT_HIT");
+    expect(Number(locked.headers["retry-after"])).toBeGreaterThan(60);
+    // Another person logs in, and another's request is answered.
+    const { attack, other } = await meanwhile(login("cordelia@example.com", DEMO_PASSWORD));
+    expect(attack.status).toBe(200);
+    expect(other.status).toBe(200);
+  });
+});
+
+describe("reminders due at once", () => {
+  it("delivers one per person per round: one person's hundreds delay no one else's", async () => {
+    const target = await call("hamlet", "POST", "/messages", {
+      type: "stream",
+      to: channels.Verona,
+      topic: "remind me",
+      content: "remember this",
+    });
+    const messageId = target.body.id as number;
+    const soon = Math.floor(Date.now() / 1000) + 2;
+    const realm = await server.db.prisma.realm.findFirstOrThrow({ where: { subdomain: "" } });
+    // 300 of iago's, all due before cordelia's one.
+    await server.db.prisma.reminder.createMany({
+      data: Array.from({ length: 300 }, (_, i) => ({
+        realm_id: realm.id,
+        user_id: cast.id("iago"),
+        message_id: messageId,
+        scheduled_timestamp: new Date((soon - 100 + i / 10) * 1000),
+      })),
+    });
+    const hers = await call("cordelia", "POST", "/reminders", {
+      message_id: messageId,
+      scheduled_delivery_timestamp: soon,
+    });
+    expect(hers.status).toBe(200);
+    const later = new Date((soon + 1) * 1000);
+    expect(await deliverDueReminders(server.db, later, 60_000)).toBe(301);
+    const delivered = await server.db.prisma.reminder.findMany({
+      where: { delivered: true, user_id: { in: [cast.id("iago"), cast.id("cordelia")] } },
+      orderBy: { delivered_message_id: "asc" },
+      select: { user_id: true },
+    });
+    // Cordelia's is in the first round, among the first two sent.
+    expect(delivered.slice(0, 2).map((r) => r.user_id)).toContain(cast.id("cordelia"));
+  }, 120_000);
+});
