@@ -1,10 +1,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { renderSuccess } from "@repo/envelope";
+import { type JsonableError, renderSuccess } from "@repo/envelope";
 import { type AuthedUser, authenticate } from "./caches/auth";
 import type { Services } from "./http/context";
 import { type Exchange, addHeaders, sendJson } from "./http/exchange";
 import {
   type Api,
+  type UploadRoom,
   checkAccess,
   compileRoutes,
   matchRoute,
@@ -31,6 +32,22 @@ function collectFields(method: string, body: unknown, query: unknown): Map<strin
   if (method !== "GET" && method !== "HEAD") add(body, true);
   add(query, false);
   return fields;
+}
+
+/**
+ * An upload's file limit: the operation's largest file, or less when the
+ * user's room (a quota) is smaller, then refused with the quota's message.
+ */
+async function uploadLimit(
+  maxBytes: number,
+  room: UploadRoom | undefined,
+  user: AuthedUser | undefined,
+): Promise<{ fileBytes: number; overLimit?: () => JsonableError }> {
+  if (room === undefined || user === undefined) return { fileBytes: maxBytes };
+  const left = await room(user);
+  return left.bytes < maxBytes
+    ? { fileBytes: left.bytes, overLimit: left.error }
+    : { fileBytes: maxBytes };
 }
 
 /** An operation found for a method and path. */
@@ -97,7 +114,11 @@ export function dispatcher(services: Services, api: Api) {
     if (user !== undefined) checkAccess(operation.access, user);
     const upload = operation.upload
       ? await receiveUpload(req, {
-          fileBytes: (operation.upload.maxMib ?? services.config.CHAT_MAX_UPLOAD_MIB) * 1024 * 1024,
+          ...(await uploadLimit(
+            (operation.upload.maxMib ?? services.config.CHAT_MAX_UPLOAD_MIB) * 1024 * 1024,
+            operation.upload.room,
+            user,
+          )),
           fieldBytes: services.config.CHAT_MAX_BODY_BYTES,
           directory: services.uploads.incoming,
         })

@@ -7,6 +7,7 @@ import type { Database } from "../src/db/database";
 import { TEST_DB_KIND, freshDataDir, freshDatabase, type TestDatabase } from "./support/database";
 import { startTestServer } from "./support/server";
 import { TEST_PGLITE_SHARED_BUFFERS } from "./support/templates";
+import { unlimited } from "../src/lib/rate-limit";
 
 /**
  * The admin CLI against this project's database kind. Most commands run on one
@@ -299,7 +300,7 @@ describe("the admin CLI", () => {
       expect(set).toEqual({ code: 0, out: "password set for goneril@example.com", err: "" });
       const realm = await db.prisma.realm.findUniqueOrThrow({ where: { subdomain: "lear" } });
       const login = (password: string) =>
-        passwordApiKey(db, realm, "goneril@example.com", password);
+        passwordApiKey(db, realm, "goneril@example.com", password, unlimited);
       await expect(login("Nothing will come of nothing")).resolves.toMatchObject({
         email: "goneril@example.com",
       });

@@ -1,3 +1,4 @@
+import type { RateLimiter } from "../lib/rate-limit";
 import {
   accountByDeliveryEmail,
   activeAdministratorIds,
@@ -244,6 +245,7 @@ export async function passwordApiKey(
   realm: Realm,
   username: string,
   password: string,
+  limiter: Pick<RateLimiter, "checkLogin" | "failLogin">,
 ): Promise<{ api_key: string; email: string; user_id: number }> {
   if (realm.deactivated)
     throw new UnauthorizedError(
@@ -255,10 +257,20 @@ export async function passwordApiKey(
       "Password authentication is disabled in this organization",
       ErrorCode.PASSWORD_AUTH_DISABLED,
     );
-  if (password.length > MAX_PASSWORD_LENGTH) throw badCredentials();
-  const user = await accountByDeliveryEmail(db, realm.id, username);
-  const matches = await checkPassword(password, user?.password ?? null);
-  if (user === undefined || !matches) throw badCredentials();
+  // Failed logins are counted per account name (any case), whatever address they come from.
+  const accountName = `${String(realm.id)}:${username.toLowerCase()}`;
+  await limiter.checkLogin(accountName);
+  const user =
+    password.length > MAX_PASSWORD_LENGTH
+      ? undefined
+      : await accountByDeliveryEmail(db, realm.id, username);
+  const matches =
+    password.length <= MAX_PASSWORD_LENGTH &&
+    (await checkPassword(password, user?.password ?? null));
+  if (user === undefined || !matches) {
+    await limiter.failLogin(accountName);
+    throw badCredentials();
+  }
   if (!user.is_active)
     throw new UnauthorizedError("Account is deactivated", ErrorCode.USER_DEACTIVATED);
   return { api_key: user.api_key, email: user.email, user_id: user.id };

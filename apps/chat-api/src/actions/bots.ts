@@ -1,4 +1,6 @@
-import { botNameTaken, publicAddressTaken, realmBot } from "../db/queries/bots";
+import { checkCap } from "./caps";
+import { lockUser } from "../db/queries/users";
+import { botCount, botNameTaken, publicAddressTaken, realmBot } from "../db/queries/bots";
 import type { Database } from "../db/database";
 import { InsufficientPermissionError, JsonableError } from "@repo/envelope";
 import type { DatabaseAndBus } from "../caches/cache-bus";
@@ -24,6 +26,7 @@ export async function doCreateBot(
   owner: AuthedUser,
   bot: NewBot,
   domain: string,
+  maxBots: number,
 ): Promise<{ id: number; apiKey: string; email: string }> {
   if (!(Object.values(BotType) as number[]).includes(bot.botType))
     throw new JsonableError("Invalid bot type");
@@ -35,6 +38,9 @@ export async function doCreateBot(
   return db.transaction(async (tx) => {
     if (!(await hasRealmPermission(tx, owner.realm_id, "can_create_bots_group_id", owner.id)))
       throw new InsufficientPermissionError();
+    // One bot creation at a time per owner: the cap holds.
+    await lockUser(tx, owner.id);
+    checkCap(await botCount(tx, owner.id), 1, maxBots, "bots");
     if (await publicAddressTaken(tx, owner.realm_id, email))
       throw new JsonableError("Username already in use");
     if (await botNameTaken(tx, owner.realm_id, fullName))

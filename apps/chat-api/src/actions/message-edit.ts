@@ -38,6 +38,12 @@ export const MESSAGE_TOPIC_EDIT_LIMIT_SECONDS = 604_800;
 export const MAX_EDITS_PER_MESSAGE = 1000;
 
 /**
+ * Largest edit history of one message, in bytes (the contents its edits
+ * replaced): GET /messages/{id}/history answers at most about twice this.
+ */
+export const MAX_EDIT_HISTORY_BYTES = 2 * 1024 * 1024;
+
+/**
  * Most messages one topic change moves: each statement that follows names
  * them all, well within PostgreSQL's 65,535 parameters.
  */
@@ -223,9 +229,19 @@ export async function doEditMessage(
     if (move !== undefined) checkTopicPolicy(move.to.channel, move.to.topic);
     const ids = move?.ids ?? [message.id];
     // A message's history is bounded like every per-user resource.
-    if ((await longestEditHistory(tx, ids)) >= MAX_EDITS_PER_MESSAGE)
+    const history = await longestEditHistory(tx, ids);
+    if (history.edits >= MAX_EDITS_PER_MESSAGE)
       throw new JsonableError(
         `This message has been edited too many times (limit: ${MAX_EDITS_PER_MESSAGE}).`,
+      );
+    // An edit of the content keeps the content it replaces: in bytes too, the history is bounded.
+    const replaced =
+      content === undefined
+        ? 0
+        : Buffer.byteLength(message.content) + Buffer.byteLength(message.rendered_content);
+    if (history.bytes + replaced > MAX_EDIT_HISTORY_BYTES)
+      throw new JsonableError(
+        `This message's edit history is full (limit: ${String(MAX_EDIT_HISTORY_BYTES / 1024 / 1024)} MiB); send a new message instead.`,
       );
     const now = new Date();
     const rendered = renderedAhead?.();

@@ -11,6 +11,7 @@ import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
 import { sendEvent } from "../realtime/queue";
+import { isSafeUrlTemplate } from "../lib/markdown/linkifiers";
 
 /** An RFC 6570 expression: an optional operator and variables with prefix or explode modifiers. */
 const TEMPLATE_EXPRESSION =
@@ -61,6 +62,10 @@ export async function doAddLinkifier(
   const { groups } = compileLinkifierPattern(pattern);
   const variables = templateVariables(urlTemplate);
   if (variables === null) throw new JsonableError("Invalid URL template.");
+  if (!isSafeUrlTemplate(urlTemplate))
+    throw new JsonableError(
+      "Invalid URL template: it must start with http://, https:// or / (a link on this server).",
+    );
   const missingInPattern = [...variables].filter((v) => !groups.has(v)).sort()[0];
   if (missingInPattern !== undefined) {
     throw new JsonableError(

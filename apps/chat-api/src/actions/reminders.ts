@@ -10,6 +10,7 @@ import { codePoints } from "../lib/text";
 import { sendBotMessage } from "./message-send";
 import {
   claimDueReminder,
+  dueReminderRound,
   deleteReminder,
   failReminder,
   insertReminder,
@@ -136,50 +137,80 @@ export async function doDeleteReminder(
   });
 }
 
+/** Most users one round of {@link deliverDueReminders} serves (one reminder each). */
+const ROUND_USERS = 500;
+
 /**
- * Delivers up to `limit` due reminders, each in its own transaction: the row
- * is claimed with `FOR UPDATE SKIP LOCKED` (a scheduler on another replica
- * skips it rather than waiting), the direct message from the realm's
- * notification bot is stored, and the reminder is marked delivered, all
- * together, so each reminder is sent exactly once. Returns how many were sent.
+ * Delivers the reminders due at `now`, in rounds of one per user (the
+ * earliest due first), until none is due or `budgetMs` has passed: so a
+ * user with hundreds due delays nobody else's by more than a round. Each is
+ * its own transaction: the row is claimed with `FOR UPDATE SKIP LOCKED` (a
+ * scheduler on another replica skips it rather than waiting), the direct
+ * message from the realm's notification bot is stored, and the reminder is
+ * marked delivered, all together, so each reminder is sent exactly once.
+ * Returns how many were sent.
  */
-export async function deliverDueReminders(db: Database, now: Date, limit = 100): Promise<number> {
+export async function deliverDueReminders(
+  db: Database,
+  now: Date,
+  budgetMs = 4000,
+): Promise<number> {
+  const deadline = Date.now() + budgetMs;
   let sent = 0;
-  while (sent < limit) {
-    const delivered = await db.transaction(async (tx) => {
-      const claimed = await claimDueReminder(tx, now);
-      if (claimed === undefined) return false;
-      const reminder = await reminderById(tx, claimed);
-      const bot = await notificationBot(tx, reminder.realm_id);
-      const [target] = await messageSenders(tx, [reminder.message_id]);
-      if (bot === null || target === undefined) {
-        await failReminder(tx, reminder.id);
-        return true;
-      }
-      let messageId: number;
-      try {
-        messageId = await sendBotMessage(
-          tx,
-          bot,
-          { kind: "direct", userIds: [reminder.user_id] },
-          reminderContent(reminder, target.sender.full_name, target.sender_id),
-        );
-      } catch (error) {
-        // A reminder that cannot be sent (its render refused) is failed, not retried.
-        if (!(error instanceof JsonableError)) throw error;
-        await failReminder(tx, reminder.id);
-        return true;
-      }
-      await markReminderDelivered(tx, reminder.id, messageId);
-      await sendEvent(tx, [reminder.user_id], {
-        type: "reminders",
-        op: "remove",
-        reminder_id: reminder.id,
-      });
-      return true;
-    });
-    if (!delivered) break;
-    sent++;
+  while (Date.now() < deadline) {
+    const round = await dueReminderRound(db, now, ROUND_USERS);
+    if (round.length === 0) break;
+    let progress = false;
+    for (const id of round) {
+      const outcome = await deliverReminder(db, id, now);
+      if (outcome === "sent") sent++;
+      if (outcome !== "taken") progress = true;
+      if (Date.now() >= deadline) break;
+    }
+    // Every one was taken by another replica: it delivers them.
+    if (!progress) break;
   }
   return sent;
+}
+
+/**
+ * Delivers reminder `id` in one transaction, if it is still due and no one
+ * else took it (`taken`); one that cannot be sent is marked failed.
+ */
+function deliverReminder(
+  db: Database,
+  id: number,
+  now: Date,
+): Promise<"sent" | "failed" | "taken"> {
+  return db.transaction(async (tx) => {
+    if (!(await claimDueReminder(tx, id, now))) return "taken";
+    const reminder = await reminderById(tx, id);
+    const bot = await notificationBot(tx, reminder.realm_id);
+    const [target] = await messageSenders(tx, [reminder.message_id]);
+    if (bot === null || target === undefined) {
+      await failReminder(tx, reminder.id);
+      return "failed";
+    }
+    let messageId: number;
+    try {
+      messageId = await sendBotMessage(
+        tx,
+        bot,
+        { kind: "direct", userIds: [reminder.user_id] },
+        reminderContent(reminder, target.sender.full_name, target.sender_id),
+      );
+    } catch (error) {
+      // A reminder that cannot be sent (its render refused) is failed, not retried.
+      if (!(error instanceof JsonableError)) throw error;
+      await failReminder(tx, reminder.id);
+      return "failed";
+    }
+    await markReminderDelivered(tx, reminder.id, messageId);
+    await sendEvent(tx, [reminder.user_id], {
+      type: "reminders",
+      op: "remove",
+      reminder_id: reminder.id,
+    });
+    return "sent";
+  });
 }

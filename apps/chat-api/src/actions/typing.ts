@@ -12,10 +12,19 @@ export type TypingPlace =
   | { kind: "channel"; channelId: number; topic: string };
 
 /**
+ * The largest conversation that hears typing: a channel of more subscribers
+ * (Zulip's `MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS`), or a direct
+ * conversation of more people, gets no typing events. One keystroke would
+ * otherwise be thousands of deliveries.
+ */
+export const MAX_TYPING_AUDIENCE = 100;
+
+/**
  * POST /typing: tells the others of a conversation that the caller started
  * or stopped typing (`typing` events; nothing is stored). A direct
  * conversation's people all hear it, the caller included, as Zulip sends
- * it; in a channel, its other active subscribers.
+ * it; in a channel, its other active subscribers. A conversation larger than
+ * {@link MAX_TYPING_AUDIENCE} hears nothing (the request still succeeds).
  */
 export async function doSendTyping(
   db: Database,
@@ -34,6 +43,7 @@ export async function doSendTyping(
         [...people, { id: user.id, email: user.email, is_active: true }].map((p) => [p.id, p]),
       ).values(),
     ].sort((a, b) => a.id - b.id);
+    if (everyone.length > MAX_TYPING_AUDIENCE) return;
     await db.transaction((tx) =>
       sendEvent(
         tx,
@@ -51,7 +61,9 @@ export async function doSendTyping(
   }
   const channel = await accessChannelById(db, user, place.channelId);
   await db.transaction(async (tx) => {
-    const audience = (await channelSubscriberIds(tx, channel.id)).filter((id) => id !== user.id);
+    const subscribers = await channelSubscriberIds(tx, channel.id, MAX_TYPING_AUDIENCE + 1);
+    if (subscribers.length > MAX_TYPING_AUDIENCE) return;
+    const audience = subscribers.filter((id) => id !== user.id);
     await sendEvent(tx, audience, {
       type: "typing",
       op,

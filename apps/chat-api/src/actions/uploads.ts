@@ -102,6 +102,24 @@ function newPathId(realmId: number, name: string): string {
 /** A file's URL on this server. */
 export const fileUrl = (pathId: string): string => `/user_uploads/${pathId}`;
 
+/** Zulip's answer to an upload past the quota. */
+const quotaExceeded = () => new JsonableError("Upload would exceed your maximum quota.");
+
+/** Whose quota an upload counts against: a bot's owner's (their bots share it), else the uploader's. */
+function quotaHolder(user: AuthedUser): number {
+  return user.is_bot && user.bot_owner_id !== null ? user.bot_owner_id : user.id;
+}
+
+/**
+ * The bytes `user` may still upload under `quota` (with their bots' and
+ * owner's files): asked before an upload's body is read, so that a file
+ * past it is refused from its Content-Length or as soon as it passes it.
+ */
+export async function uploadRoom(db: Database, user: AuthedUser, quota: UploadQuota) {
+  const held = await uploadsHeld(db, quotaHolder(user));
+  return { bytes: Math.max(0, quota.bytes - held.bytes), error: quotaExceeded };
+}
+
 /**
  * POST /user_uploads: stores the received file for `user` and answers its URL.
  * Refused past the user's quota (files and bytes), checked before the file is
@@ -115,12 +133,12 @@ export async function doUploadFile(
   file: ReceivedFile,
   quota: UploadQuota,
 ): Promise<{ url: string; filename: string }> {
+  const holder = quotaHolder(user);
   const checkQuota = (held: { count: number; bytes: number }): void => {
     checkCap(held.count, 1, quota.files, "uploaded files");
-    if (held.bytes + file.size > quota.bytes)
-      throw new JsonableError("Upload would exceed your maximum quota.");
+    if (held.bytes + file.size > quota.bytes) throw quotaExceeded();
   };
-  checkQuota(await uploadsHeld(db, user.id));
+  checkQuota(await uploadsHeld(db, holder));
   const filename = displayName(file.name);
   const pathId = newPathId(user.realm_id, filename);
   const contentType = MEDIA_TYPE.test(file.contentType.toLowerCase())
@@ -129,8 +147,8 @@ export async function doUploadFile(
   await store.put(pathId, file.tempPath, file.size, contentType);
   try {
     await db.transaction(async (tx) => {
-      await lockUser(tx, user.id);
-      checkQuota(await uploadsHeld(tx, user.id));
+      await lockUser(tx, holder);
+      checkQuota(await uploadsHeld(tx, holder));
       await insertAttachment(tx, {
         realm_id: user.realm_id,
         owner_id: user.id,

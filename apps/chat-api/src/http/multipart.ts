@@ -57,6 +57,8 @@ export function multipartForms(
     try {
       parser = busboy({
         headers: req.headers,
+        // Header parameters (a file's name) as UTF-8, as browsers send them (RFC 7578); busboy's default is Latin-1.
+        defParamCharset: "utf8",
         limits: {
           fieldSize: maxBytes,
           fields: MAX_FORM_FIELDS,

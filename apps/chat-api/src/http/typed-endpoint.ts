@@ -92,7 +92,7 @@ export interface Operation {
   tag: string;
   bare: boolean;
   /** Whether the body carries a file, and its largest size (MiB; CHAT_MAX_UPLOAD_MIB when undefined). */
-  upload: false | { maxMib: number | undefined };
+  upload: false | { maxMib: number | undefined; room: UploadRoom | undefined };
   auth: "public" | "user";
   access: Access;
   params: Record<string, Param<unknown, unknown>>;
@@ -123,8 +123,17 @@ export interface EndpointSpec<
    * authentication) into a temporary file within CHAT_MAX_UPLOAD_MIB (or
    * `maxMib`) and handed to the handler as `file`; other operations refuse files.
    */
-  upload?: true | { maxMib: number };
+  upload?: true | { maxMib?: number; room?: UploadRoom };
 }
+
+/**
+ * What a user may still store, asked before an upload's body is read: a
+ * file larger than that is refused from its Content-Length, or as soon as
+ * its bytes pass it, with `error` (a quota's message).
+ */
+export type UploadRoom = (
+  user: AuthedUser,
+) => Promise<{ bytes: number; error: () => JsonableError }>;
 
 /**
  * An operation not yet bound to a URL: what a route module returns, and what
@@ -204,7 +213,9 @@ export function url<P extends string>(
     upload:
       view.spec.upload === undefined
         ? false
-        : { maxMib: view.spec.upload === true ? undefined : view.spec.upload.maxMib },
+        : view.spec.upload === true
+          ? { maxMib: undefined, room: undefined }
+          : { maxMib: view.spec.upload.maxMib, room: view.spec.upload.room },
     auth: view.auth,
     access: view.access,
     handler: view.handler,

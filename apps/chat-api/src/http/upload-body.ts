@@ -28,6 +28,8 @@ export interface UploadLimits {
   fieldBytes: number;
   /** Where the file is written while it arrives. */
   directory: string;
+  /** The answer to a file past `fileBytes` (by default {@link tooLargeError}). */
+  overLimit?: () => JsonableError;
 }
 
 const mib = (bytes: number): string => String(Math.floor(bytes / (1024 * 1024)));
@@ -54,13 +56,16 @@ export async function receiveUpload(
     throw new JsonableError("You must specify a file to upload");
   // A body may exceed its file by the multipart framing and the fields.
   const bodyLimit = limits.fileBytes + limits.fieldBytes + 64 * 1024;
-  if (Number(req.headers["content-length"]) > bodyLimit) throw tooLargeError(limits.fileBytes);
+  const overLimit = limits.overLimit ?? (() => tooLargeError(limits.fileBytes));
+  if (Number(req.headers["content-length"]) > bodyLimit) throw overLimit();
   await mkdir(limits.directory, { recursive: true });
 
   let parser: busboy.Busboy;
   try {
     parser = busboy({
       headers: req.headers,
+      // Header parameters (a file's name) as UTF-8, as browsers send them (RFC 7578); busboy's default is Latin-1.
+      defParamCharset: "utf8",
       limits: {
         // busboy signals a file that reaches its limit: one byte more tells "past it".
         fileSize: limits.fileBytes + 1,
@@ -123,7 +128,7 @@ export async function receiveUpload(
         received.size += chunk.length;
       });
       stream.on("limit", () => {
-        fail(tooLargeError(limits.fileBytes));
+        fail(overLimit());
       });
       sink = createWriteStream(tempPath);
       writing = pipeline(stream, sink);

@@ -135,12 +135,19 @@ const schema = z.object({
   CHAT_KEEP_ALIVE_SECONDS: z.coerce.number().positive().max(3600).default(65),
   /** Most drafts, saved snippets, pending reminders and devices one user may keep (each). */
   CHAT_MAX_OBJECTS_PER_USER: z.coerce.number().int().min(1).max(1_000_000).default(1000),
+  /** Most bots one person may own, deactivated ones included (their files count against the owner's quota). */
+  CHAT_MAX_BOTS_PER_USER: z.coerce.number().int().min(0).max(10_000).default(20),
   /** Invitations one realm may send in 24 hours (Zulip's `max_invites`); more is INVITATION_FAILED. */
   CHAT_MAX_INVITES_PER_DAY: z.coerce.number().int().min(1).max(1_000_000).default(100),
   /** Reports of messages (POST /messages/{id}/report) one person may make in an hour. */
   CHAT_MAX_REPORTS_PER_HOUR: z.coerce.number().int().min(1).max(10_000).default(20),
   /** Most event queues one user may hold; registering past it collects the least recently polled. */
   CHAT_MAX_QUEUES_PER_USER: z.coerce.number().int().min(1).max(10_000).default(50),
+  /**
+   * Most `POST /register` one user may have running at once on one replica
+   * (each reads on up to 3 pool connections); one more is 429 with Retry-After.
+   */
+  CHAT_MAX_REGISTERS_PER_USER: z.coerce.number().int().min(1).max(1000).default(2),
   /** Most long-polls (GET /events) one user may hold open on one replica. */
   CHAT_MAX_POLLS_PER_USER: z.coerce.number().int().min(1).default(20),
   /** Largest uploaded file (POST /user_uploads), in MiB: register's `max_file_upload_size_mib`. */

@@ -1,4 +1,6 @@
 import { randomBytes, scrypt, timingSafeEqual } from "node:crypto";
+import { RateLimitedError } from "@repo/envelope";
+import { concurrencyLimit } from "./concurrency";
 
 /**
  * scrypt's cost (N = 2^15, r = 8, p = 1: OWASP's recommended minimum), run on
@@ -13,7 +15,31 @@ const SALT_BYTES = 16;
 /** Longer passwords are refused before hashing (each byte is hashed). */
 export const MAX_PASSWORD_LENGTH = 1000;
 
+/**
+ * At most this many hashes at once: half of libuv's thread pool (4 threads
+ * unless UV_THREADPOOL_SIZE says otherwise), so that file reads and DNS
+ * lookups always find a free thread however many logins arrive.
+ */
+export const HASHING_SLOTS = Math.max(
+  1,
+  Math.floor(Number(process.env.UV_THREADPOOL_SIZE ?? 4) / 2) || 1,
+);
+
+/** Most logins waiting for a slot; past them a login is answered 429 at once. */
+export const HASHING_QUEUE = 200;
+
+/** Runs a hash in one of the {@link HASHING_SLOTS}, after the logins before it. */
+const inHashingSlot = concurrencyLimit(HASHING_SLOTS, HASHING_QUEUE, () => new RateLimitedError(1));
+
 function derive(
+  password: string,
+  salt: Buffer,
+  cost: { N: number; r: number; p: number },
+): Promise<Buffer> {
+  return inHashingSlot(() => scryptKey(password, salt, cost));
+}
+
+function scryptKey(
   password: string,
   salt: Buffer,
   cost: { N: number; r: number; p: number },

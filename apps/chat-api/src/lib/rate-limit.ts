@@ -20,12 +20,25 @@ export interface RateLimitRules {
   prefix: string;
 }
 
+/**
+ * Failed logins one account name may have in {@link LOGIN_WINDOW_SECONDS}
+ * (Zulip's `authenticate_by_username` rule: 5 in 30 minutes), whatever
+ * address they come from. Past them, the name's logins answer 429 without
+ * hashing anything until the window ends.
+ */
+export const LOGIN_FAILURES = 5;
+export const LOGIN_WINDOW_SECONDS = 1800;
+
 /** Counts requests; over the limit it throws the contract's 429. */
 export interface RateLimiter {
   /** Resolves once the store can count (Redis connected, or given up on after a few seconds). */
   ready(): Promise<void>;
   /** Counts one request of `key`; returns the headers every limited response carries. */
   consume(kind: RateLimitKind, key: string): Promise<Record<string, string>>;
+  /** Throws the 429 when the account name `key` has used up its failed logins. */
+  checkLogin(key: string): Promise<void>;
+  /** Counts a failed login of the account name `key`. */
+  failLogin(key: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -43,6 +56,8 @@ function headers(limit: number, result: RateLimiterRes): Record<string, string> 
 export const unlimited: RateLimiter = {
   ready: () => Promise.resolve(),
   consume: () => Promise.resolve({}),
+  checkLogin: () => Promise.resolve(),
+  failLogin: () => Promise.resolve(),
   close: () => Promise.resolve(),
 };
 
@@ -67,8 +82,12 @@ export function createRateLimiter(
   redis?.on("error", (error: Error) =>
     logger.warn({ err: error.message }, "rate-limit store unavailable"),
   );
-  const make = (kind: RateLimitKind, points: number): RateLimiterAbstract => {
-    const options = { keyPrefix: `${rules.prefix}_${kind}`, points, duration: WINDOW_SECONDS };
+  const make = (
+    kind: RateLimitKind | "login",
+    points: number,
+    duration = WINDOW_SECONDS,
+  ): RateLimiterAbstract => {
+    const options = { keyPrefix: `${rules.prefix}_${kind}`, points, duration };
     if (redis === undefined) return new RateLimiterMemory(options);
     return new RateLimiterRedis({
       ...options,
@@ -78,6 +97,7 @@ export function createRateLimiter(
   };
   const limiters = { user: make("user", rules.userPerMinute), ip: make("ip", rules.ipPerMinute) };
   const limits = { user: rules.userPerMinute, ip: rules.ipPerMinute };
+  const logins = make("login", LOGIN_FAILURES, LOGIN_WINDOW_SECONDS);
   return {
     async ready() {
       if (redis === undefined || redis.status === "ready") return;
@@ -99,6 +119,17 @@ export function createRateLimiter(
         if (!(rejection instanceof RateLimiterRes)) throw rejection;
         throw new RateLimitedError(rejection.msBeforeNext / 1000, headers(limits[kind], rejection));
       }
+    },
+    async checkLogin(key) {
+      const used = await logins.get(key);
+      if (used !== null && used.consumedPoints >= LOGIN_FAILURES)
+        throw new RateLimitedError(used.msBeforeNext / 1000);
+    },
+    async failLogin(key) {
+      // Past the limit rate-limiter-flexible rejects with the counter: counted all the same.
+      await logins.consume(key).catch((rejection: unknown) => {
+        if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      });
     },
     async close() {
       if (redis !== undefined) await redis.quit().catch(() => undefined);

@@ -1,4 +1,4 @@
-import { ErrorCode, JsonableError } from "@repo/envelope";
+import { InFlightByUser } from "../lib/concurrency";
 
 /** The client of a request, as a long-poll watches it (a long-poll stops waiting when it goes). */
 export interface Client {
@@ -97,7 +97,7 @@ export class Watch {
  * waiting polls' deadlines share one timer.
  */
 export class Polls {
-  private readonly openByUser = new Map<number, number>();
+  private readonly openByUser = new InFlightByUser("event polls open");
   /** The first of each user's watches (a doubly linked list through the watches). */
   private readonly watchesByUser = new Map<number, Watch>();
   /** Polls to wake, in the order their events came. */
@@ -120,25 +120,7 @@ export class Polls {
    * replica, HTTP 429. Returns the function that ends it.
    */
   admit(userId: number, limit: number): () => void {
-    const open = this.openByUser.get(userId) ?? 0;
-    if (open >= limit) {
-      throw new JsonableError(
-        `Too many event polls open at once for this user (limit: ${limit}).`,
-        ErrorCode.RATE_LIMIT_HIT,
-        429,
-        { "retry-after": 1 },
-        { "Retry-After": "1" },
-      );
-    }
-    this.openByUser.set(userId, open + 1);
-    let done = false;
-    return () => {
-      if (done) return;
-      done = true;
-      const left = (this.openByUser.get(userId) ?? 1) - 1;
-      if (left === 0) this.openByUser.delete(userId);
-      else this.openByUser.set(userId, left);
-    };
+    return this.openByUser.admit(userId, limit);
   }
 
   /**

@@ -1,3 +1,4 @@
+import { concurrencyLimit } from "../lib/concurrency";
 import { defaultChannelIds } from "../db/queries/channels";
 import { topicPoliciesOf } from "../db/queries/topic-policies";
 import { userById } from "../db/queries/users";
@@ -61,6 +62,9 @@ export interface StateRequest {
 
 type State = Record<string, unknown>;
 
+/** Parts of one register read at once: the pool connections one register may hold. */
+export const REGISTER_PARALLEL_READS = 3;
+
 /**
  * The initial state of `POST /register` for each state type asked for
  * (Zulip's `fetch_initial_state_data`): read after the queue exists, so that
@@ -78,11 +82,13 @@ export async function fetchInitialState(
   const wants = (type: string) => wanted === undefined || wanted.includes(type);
   const topicName = (topic: string) =>
     topic === "" && !capabilities.emptyTopicName ? EMPTY_TOPIC_DISPLAY_NAME : topic;
-  // Every part is read at once (each statement on a pool connection of its
-  // own): a register waits for the slowest part, not for their sum. The
-  // parts are put together in the order they are listed here.
+  // Parts are read REGISTER_PARALLEL_READS at a time (each statement on a
+  // pool connection of its own): a register waits for about a third of the
+  // sum of its parts, and holds no more of the pool than that. The parts are
+  // put together in the order they are listed here.
   const parts: Promise<State>[] = [];
-  const part = (read: () => Promise<State>) => parts.push(read());
+  const reading = concurrencyLimit(REGISTER_PARALLEL_READS);
+  const part = (read: () => Promise<State>) => parts.push(reading(read));
   // The user's own row, read once for the parts that need it.
   let row: Promise<User> | undefined;
   const ownRow = () => (row ??= userById(db, user.id));

@@ -28,6 +28,7 @@ export function botRoutes(services: Services) {
           user,
           { fullName: params.full_name, shortName: params.short_name, botType: params.bot_type },
           new URL(realmUrl(services.config, realm)).hostname,
+          services.config.CHAT_MAX_BOTS_PER_USER,
         );
         return {
           user_id: bot.id,

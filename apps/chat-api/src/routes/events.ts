@@ -5,6 +5,7 @@ import { createQueue, deleteQueue, pollEvents, queueTimeoutSeconds } from "../re
 import { jsonArray } from "../lib/json-text";
 import { bool, int, json, str } from "../http/params";
 import { userEndpoint } from "../http/typed-endpoint";
+import { InFlightByUser } from "../lib/concurrency";
 import { VERSION_FIELDS } from "../lib/version";
 import type { Services } from "../http/context";
 
@@ -12,6 +13,8 @@ const eventTypes = z.array(z.string().max(100)).max(100);
 
 /** The real-time events system: register a queue with the initial state, poll it, delete it. */
 export function eventRoutes({ db, config, events, presence }: Services) {
+  // Registrations one user has running on this replica: each holds pool connections.
+  const registering = new InFlightByUser("event queue registrations");
   return {
     registerQueue: userEndpoint(
       {
@@ -39,41 +42,46 @@ export function eventRoutes({ db, config, events, presence }: Services) {
         },
       },
       async ({ realm, user, params }) => {
-        const capability = (name: string) => params.client_capabilities[name] === true;
-        const idleTimeout = queueTimeoutSeconds(params.idle_queue_timeout);
-        // The queue first: whatever changes after this point reaches it as events.
-        const queueId = await createQueue(db, events, user, {
-          maxPerUser: config.CHAT_MAX_QUEUES_PER_USER,
-          eventTypes: params.event_types,
-          options: {
-            apply_markdown: params.apply_markdown,
-            client_gravatar: params.client_gravatar,
-            slim_presence: params.slim_presence,
-            bulk_message_deletion: capability("bulk_message_deletion"),
-            include_deactivated_groups: capability("include_deactivated_groups"),
-            ...(idleTimeout === undefined ? {} : { idle_timeout_seconds: idleTimeout }),
-          },
-        });
-        const state = await fetchInitialState(db, config, realm, user, {
-          wanted: params.fetch_event_types ?? params.event_types,
-          slimPresence: params.slim_presence,
-          presenceBoards: presence,
-          presenceHistoryDays: params.presence_history_limit_days,
-          limitPresenceToAccessible: config.CHAT_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE,
-          clientGravatar: params.client_gravatar,
-          includeSubscribers: params.include_subscribers,
-          capabilities: {
-            notificationSettingsNull: capability("notification_settings_null"),
-            emptyTopicName: capability("empty_topic_name"),
-            includeDeactivatedGroups: capability("include_deactivated_groups"),
-          },
-        });
-        return {
-          queue_id: queueId,
-          last_event_id: -1,
-          ...VERSION_FIELDS,
-          ...state,
-        };
+        const release = registering.admit(user.id, config.CHAT_MAX_REGISTERS_PER_USER);
+        try {
+          const capability = (name: string) => params.client_capabilities[name] === true;
+          const idleTimeout = queueTimeoutSeconds(params.idle_queue_timeout);
+          // The queue first: whatever changes after this point reaches it as events.
+          const queueId = await createQueue(db, events, user, {
+            maxPerUser: config.CHAT_MAX_QUEUES_PER_USER,
+            eventTypes: params.event_types,
+            options: {
+              apply_markdown: params.apply_markdown,
+              client_gravatar: params.client_gravatar,
+              slim_presence: params.slim_presence,
+              bulk_message_deletion: capability("bulk_message_deletion"),
+              include_deactivated_groups: capability("include_deactivated_groups"),
+              ...(idleTimeout === undefined ? {} : { idle_timeout_seconds: idleTimeout }),
+            },
+          });
+          const state = await fetchInitialState(db, config, realm, user, {
+            wanted: params.fetch_event_types ?? params.event_types,
+            slimPresence: params.slim_presence,
+            presenceBoards: presence,
+            presenceHistoryDays: params.presence_history_limit_days,
+            limitPresenceToAccessible: config.CHAT_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE,
+            clientGravatar: params.client_gravatar,
+            includeSubscribers: params.include_subscribers,
+            capabilities: {
+              notificationSettingsNull: capability("notification_settings_null"),
+              emptyTopicName: capability("empty_topic_name"),
+              includeDeactivatedGroups: capability("include_deactivated_groups"),
+            },
+          });
+          return {
+            queue_id: queueId,
+            last_event_id: -1,
+            ...VERSION_FIELDS,
+            ...state,
+          };
+        } finally {
+          release();
+        }
       },
     ),
     getEvents: userEndpoint(

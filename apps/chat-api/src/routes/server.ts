@@ -12,7 +12,7 @@ import { VERSION_FIELDS } from "../lib/version";
 import type { Services } from "../http/context";
 
 /** GET /server_settings, POST /fetch_api_key and POST /dev_fetch_api_key: what a client calls before it has a key. */
-export function serverRoutes({ config, db }: Services) {
+export function serverRoutes({ config, db, rateLimiter }: Services) {
   return {
     getServerSettings: publicEndpoint(
       {
@@ -78,7 +78,7 @@ export function serverRoutes({ config, db }: Services) {
       async ({ realm, params }) => {
         if (realm === undefined)
           throw new JsonableError("Invalid subdomain", ErrorCode.NONEXISTENT_SUBDOMAIN, 404);
-        return passwordApiKey(db, realm, params.username.trim(), params.password);
+        return passwordApiKey(db, realm, params.username.trim(), params.password, rateLimiter);
       },
     ),
   };

@@ -3,12 +3,17 @@ import {
   doUploadFile,
   listAttachments,
   temporaryFileUrl,
+  uploadRoom,
 } from "../actions/uploads";
 import { userEndpoint } from "../http/typed-endpoint";
 import type { Services } from "../http/context";
 
 /** Uploaded files: upload, temporary URLs, the user's list. Files themselves are served by `routes/files.ts`. */
 export function uploadRoutes({ db, config, uploads }: Services) {
+  const quota = {
+    files: config.CHAT_MAX_OBJECTS_PER_USER,
+    bytes: config.CHAT_UPLOAD_QUOTA_MIB_PER_USER * 1024 * 1024,
+  };
   return {
     uploadFile: userEndpoint(
       {
@@ -16,14 +21,11 @@ export function uploadRoutes({ db, config, uploads }: Services) {
         summary: "Upload a file",
         tag: "messages",
         params: {},
-        upload: true,
+        upload: { room: (user) => uploadRoom(db, user, quota) },
       },
       async ({ user, file }) => {
         if (file === undefined) throw new Error("an upload operation without its file");
-        const { url, filename } = await doUploadFile(db, uploads, user, file, {
-          files: config.CHAT_MAX_OBJECTS_PER_USER,
-          bytes: config.CHAT_UPLOAD_QUOTA_MIB_PER_USER * 1024 * 1024,
-        });
+        const { url, filename } = await doUploadFile(db, uploads, user, file, quota);
         return { uri: url, url, filename };
       },
     ),

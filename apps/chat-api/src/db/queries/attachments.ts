@@ -54,7 +54,7 @@ export async function filesFor(tx: Tx, viewer: FileViewer, pathIds: readonly str
     .execute();
 }
 
-/** How many files `ownerId` keeps, and their total size in bytes. */
+/** How many files `ownerId` and their bots keep, and their total size in bytes. */
 export async function uploadsHeld(
   tx: Tx,
   ownerId: number,
@@ -62,7 +62,12 @@ export async function uploadsHeld(
   const row = await tx.q
     .selectFrom("attachments")
     .select([sql<string>`count(*)`.as("count"), sql<string>`coalesce(sum(size), 0)`.as("bytes")])
-    .where("owner_id", "=", ownerId)
+    .where("owner_id", "in", (eb) =>
+      eb
+        .selectFrom("users")
+        .select("id")
+        .where((u) => u.or([u("id", "=", ownerId), u("bot_owner_id", "=", ownerId)])),
+    )
     .executeTakeFirstOrThrow();
   return { count: Number(row.count), bytes: Number(row.bytes) };
 }

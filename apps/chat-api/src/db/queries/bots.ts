@@ -87,3 +87,8 @@ export function botsOf(tx: Tx, realmId: number, ownerId: number, all: boolean) {
     orderBy: { id: "asc" },
   });
 }
+
+/** How many bots `ownerId` owns, deactivated ones included. */
+export function botCount(tx: Tx, ownerId: number): Promise<number> {
+  return tx.prisma.user.count({ where: { bot_owner_id: ownerId, is_bot: true } });
+}

@@ -45,15 +45,21 @@ export async function appendEditHistory(
     .execute();
 }
 
-/** The most edits any message of `ids` has recorded. */
-export async function longestEditHistory(tx: Tx, ids: readonly number[]): Promise<number> {
-  if (ids.length === 0) return 0;
+/** The most edits any message of `ids` has recorded, and the largest history's size in bytes. */
+export async function longestEditHistory(
+  tx: Tx,
+  ids: readonly number[],
+): Promise<{ edits: number; bytes: number }> {
+  if (ids.length === 0) return { edits: 0, bytes: 0 };
   const row = await tx.q
     .selectFrom("messages")
-    .select(sql<number>`coalesce(max(jsonb_array_length(edit_history)), 0)::int`.as("edits"))
+    .select([
+      sql<number>`coalesce(max(jsonb_array_length(edit_history)), 0)::int`.as("edits"),
+      sql<number>`coalesce(max(octet_length(edit_history::text)), 0)::int`.as("bytes"),
+    ])
     .where("id", "in", [...ids])
     .executeTakeFirst();
-  return row?.edits ?? 0;
+  return { edits: row?.edits ?? 0, bytes: row?.bytes ?? 0 };
 }
 
 /**

@@ -17,23 +17,49 @@ export async function lockPendingReminder(tx: Tx, id: number, userId: number): P
 }
 
 /**
- * Claims the earliest reminder due at `now` (`FOR UPDATE SKIP LOCKED`: a
- * scheduler on another replica skips it rather than waiting); its id.
+ * One round of the reminders due at `now`: each user's earliest, at most
+ * `limit` users, the earliest due first. A user with hundreds due gets one
+ * per round like everyone else.
  */
-export async function claimDueReminder(tx: Tx, now: Date): Promise<number | undefined> {
+export async function dueReminderRound(tx: Tx, now: Date, limit: number): Promise<number[]> {
+  const rows = await tx.q
+    .selectFrom((eb) =>
+      eb
+        .selectFrom("reminders")
+        .distinctOn("user_id")
+        .select(["id", "scheduled_timestamp"])
+        .where("delivered", "=", false)
+        .where("failed", "=", false)
+        .where("scheduled_timestamp", "<=", now)
+        .orderBy("user_id")
+        .orderBy("scheduled_timestamp")
+        .orderBy("id")
+        .as("firsts"),
+    )
+    .select("id")
+    .orderBy("scheduled_timestamp")
+    .orderBy("id")
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Claims reminder `id` if it is still due at `now` (`FOR UPDATE SKIP LOCKED`:
+ * a scheduler on another replica delivering it is skipped, not waited for).
+ */
+export async function claimDueReminder(tx: Tx, id: number, now: Date): Promise<boolean> {
   const row = await tx.q
     .selectFrom("reminders")
     .select("id")
+    .where("id", "=", id)
     .where("delivered", "=", false)
     .where("failed", "=", false)
     .where("scheduled_timestamp", "<=", now)
-    .orderBy("scheduled_timestamp")
-    .orderBy("id")
-    .limit(1)
     .forUpdate()
     .skipLocked()
     .executeTakeFirst();
-  return row?.id;
+  return row !== undefined;
 }
 
 /** How many of user `userId`'s reminders are still to be sent. */

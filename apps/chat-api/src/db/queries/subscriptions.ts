@@ -2,16 +2,21 @@ import { sql } from "kysely";
 import type { Tx } from "../kysely";
 
 /** The ids of channel `channelId`'s active subscribers whose accounts are active, ascending. */
-export async function channelSubscriberIds(tx: Tx, channelId: number): Promise<number[]> {
-  const rows = await tx.q
+export async function channelSubscriberIds(
+  tx: Tx,
+  channelId: number,
+  atMost?: number,
+): Promise<number[]> {
+  let query = tx.q
     .selectFrom("subscriptions as s")
     .innerJoin("users as u", "u.id", "s.user_id")
     .select("u.id")
     .where("s.channel_id", "=", channelId)
     .where("s.active", "=", true)
     .where("u.is_active", "=", true)
-    .orderBy("u.id")
-    .execute();
+    .orderBy("u.id");
+  if (atMost !== undefined) query = query.limit(atMost);
+  const rows = await query.execute();
   return rows.map((r) => r.id);
 }
 

@@ -3,6 +3,21 @@ import { StdUriTemplate } from "@std-uritemplate/std-uritemplate";
 import { RE2JS } from "re2js";
 import { type CompiledLinkifier, type Linkifier, type RenderEnv, checkDeadline } from "./context";
 
+/**
+ * Whether a linkifier's URL template can only make an http(s) or a relative
+ * link: it starts with `http://`, `https://` or `/`. Anything else could
+ * expand to `javascript:` or `data:` for every reader.
+ */
+export function isSafeUrlTemplate(template: string): boolean {
+  return /^(https?:\/\/|\/)/i.test(template);
+}
+
+/** Whether a link a linkifier made is http(s) or relative (checked again at render: older rows). */
+function isHttpOrRelative(href: string): boolean {
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(href.trim())?.[1]?.toLowerCase();
+  return scheme === undefined || scheme === "http" || scheme === "https";
+}
+
 /** `text` split into plain pieces and linkifier links, the realm's linkifiers in order. */
 export function splitLinkified(
   text: string,
@@ -27,10 +42,9 @@ export function splitLinkified(
         const groups: Record<string, string> = {};
         for (const name of Object.keys(matcher.namedGroups))
           groups[name] = matcher.group(name) ?? "";
-        found.push(piece.slice(last, start), {
-          text: piece.slice(start, end),
-          href: linkifier.expand(groups),
-        });
+        const href = linkifier.expand(groups);
+        if (!isHttpOrRelative(href)) continue;
+        found.push(piece.slice(last, start), { text: piece.slice(start, end), href });
         last = end;
       }
       found.push(piece.slice(last));
