@@ -5,7 +5,14 @@
  */
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { type Served, freePort, serve } from "@repo/bench-kit";
+import {
+  JIFFIES,
+  type Served,
+  freePort,
+  processSeconds,
+  processStat,
+  serve,
+} from "@repo/bench-kit";
 import { Client } from "pg";
 import { Agent, type Dispatcher, errors } from "undici";
 import { createSeededDatabase } from "./dataset";
@@ -141,12 +148,6 @@ export async function startReplicas(
   return servers;
 }
 
-/** CPU seconds used so far by process `pid` (/proc/PID/stat: user and system jiffies). */
-export function processSeconds(pid: number | undefined): number {
-  return pid === undefined ? 0 : (processStat(String(pid))?.seconds ?? 0);
-}
-const JIFFIES = 100;
-
 /** Where the machine's CPU went, in seconds so far: see {@link cpuSnapshot}. */
 export interface CpuSnapshot {
   /** The server processes named. */
@@ -159,22 +160,6 @@ export interface CpuSnapshot {
   busy: number;
   /** All CPUs, in all. */
   total: number;
-}
-
-/** The command name and CPU seconds of process `pid`, or undefined once it is gone. */
-function processStat(pid: string): { name: string; seconds: number } | undefined {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  } catch {
-    return undefined;
-  }
-  // The fields after the command name (which may hold spaces), from field 3 on.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return {
-    name: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")),
-    seconds: (Number(fields[11]) + Number(fields[12])) / JIFFIES,
-  };
 }
 
 /**

@@ -7,7 +7,8 @@
  */
 import { join } from "node:path";
 import { freePort, serve } from "@repo/bench-kit";
-import { type User, call, processSeconds } from "./load-realm";
+import { processSeconds } from "@repo/bench-kit";
+import { type User, call } from "./load-realm";
 
 const TS = ["--conditions=@repo/source", "--require", "@swc-node/register"];
 

@@ -10,7 +10,8 @@
  * BENCH_POLL_PAIR={"name":{"ENV":"value"},...} (default: a write per log
  * line against 4 KiB batches), BENCH_ROUNDS (default 3).
  */
-import { createLoadRealm, agent, call, processSeconds, startReplicas } from "./load-realm";
+import { processSeconds } from "@repo/bench-kit";
+import { createLoadRealm, agent, call, startReplicas } from "./load-realm";
 
 const VARIANTS = JSON.parse(
   process.env.BENCH_POLL_PAIR ??

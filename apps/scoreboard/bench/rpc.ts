@@ -18,6 +18,7 @@ import {
   type Served,
   freePort,
   h2load,
+  processSeconds,
   machine,
   serve,
   summarize,
@@ -36,6 +37,8 @@ import { NODE_FLAGS } from "../src/node-flags";
 import { boardCsv, usernameOf } from "./boards";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+/** BENCH_CASES=name,name: only these calls (their names as in the table), printed and not written to the report. */
+const ONLY = process.env.BENCH_CASES?.split(",").map((name) => name.trim());
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const LOAD = { connections: 4, streams: 10, seconds: SECONDS, warmUpSeconds: 1 };
 const PATH = "/scoreboard.v1.ScoreboardService/";
@@ -230,7 +233,7 @@ async function throughput(dir: string): Promise<string> {
   const rows: string[][] = [];
   const ratios: string[] = [];
   const gRpcRank: Record<string, number> = {};
-  for (const c of CASES) {
+  for (const c of CASES.filter((k) => ONLY === undefined || ONLY.includes(k.name))) {
     const ours = await startOurs(files[c.board]);
     const reference = await startGrpcJs(files[c.board]);
     const mine = await grpcCall(ours.port, c.method, c.message);
@@ -244,14 +247,21 @@ async function throughput(dir: string): Promise<string> {
       ceiling: c.connectGet === true ? undefined : ceiling,
     };
     const results: Record<Target, LoadResult[]> = { ours: [], "grpc-js": [], ceiling: [] };
+    /** Each target's CPU per call (µs) in each round: its process's CPU over the calls it answered. */
+    const cpu: Record<Target, number[]> = { ours: [], "grpc-js": [], ceiling: [] };
     for (let round = 0; round < ROUNDS; round++) {
       for (const target of ["ours", "grpc-js", "ceiling"] as const) {
         const served = targets[target];
         if (served === undefined) continue;
+        const before = processSeconds(served.child.pid);
         const result = await load(served.port, c);
+        const spent = processSeconds(served.child.pid) - before;
         if (result.failures > 0)
           throw new Error(`${c.name} on ${target}: ${result.failures} failed requests`);
         results[target].push(result);
+        // The warm-up's calls count too: h2load's rate over the whole load.
+        const calls = result.requestsPerSecond * (LOAD.seconds + LOAD.warmUpSeconds);
+        cpu[target].push((spent * 1e6) / calls);
       }
     }
     await Promise.all([ours.stop(), reference.stop(), ceiling.stop()]);
@@ -269,6 +279,7 @@ async function throughput(dir: string): Promise<string> {
         `${fmt(rps.spread * 100, 1)} %`,
         fmt(p50, 2),
         fmt(p99, 2),
+        fmt(summarize(cpu[target]).median, 1),
       ]);
     }
     if (c.connectGet === true) {
@@ -287,7 +298,10 @@ async function throughput(dir: string): Promise<string> {
     }
   }
   return [
-    table(["call", "server", "requests/s (median)", "spread", "p50 ms", "p99 ms"], rows),
+    table(
+      ["call", "server", "requests/s (median)", "spread", "p50 ms", "p99 ms", "CPU µs per call"],
+      rows,
+    ),
     "",
     "Ratios of the medians, ours over the reference:",
     "",
@@ -401,18 +415,20 @@ async function main(): Promise<void> {
   if (PARTS.has("calls")) {
     const calls = await throughput(dir);
     process.stdout.write(`${calls}\n\n`);
-    writeSection(
-      DOCS,
-      "scoreboard-calls",
-      [
-        "## scoreboard: calls",
-        "",
-        where,
-        `Each call: ${ROUNDS} rounds of ${SECONDS} s (after 1 s of warm-up) per server, servers taking turns; h2load with ${LOAD.connections} connections x ${LOAD.streams} streams, one thread. Spread = (max - min) / median of the rounds' requests/s.`,
-        "",
-        calls,
-      ].join("\n"),
-    );
+    // A run of some calls only (BENCH_CASES) is printed, not written over the report.
+    if (ONLY === undefined)
+      writeSection(
+        DOCS,
+        "scoreboard-calls",
+        [
+          "## scoreboard: calls",
+          "",
+          where,
+          `Each call: ${ROUNDS} rounds of ${SECONDS} s (after 1 s of warm-up) per server, servers taking turns; h2load with ${LOAD.connections} connections x ${LOAD.streams} streams, one thread. Spread = (max - min) / median of the rounds' requests/s.`,
+          "",
+          calls,
+        ].join("\n"),
+      );
   }
   if (PARTS.has("refresh")) {
     const refresh = await refreshUnderLoad();

@@ -62,7 +62,7 @@ const METHODS = new Map(
       answer: ({ store }, request, encoding) => {
         if (encoding === "json") throw new Error("JSON pages take the general path");
         const { snapshot, start, end } = scoreboardCalls.pageRange(store, request);
-        return { snapshot, body: cachedPage(snapshot, start, end) };
+        return { snapshot, body: cachedPage(snapshot, start, end).subarray(5) };
       },
     }),
   ].map((m) => [`/${ScoreboardService.typeName}/${m.desc.name}`, m]),

@@ -7,10 +7,10 @@ import {
 } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ScoreboardService } from "@repo/proto-gen/scoreboard/v1";
-import type { CallRecorder } from "./calls";
+import type { Call, CallRecorder } from "./calls";
 import type { RouteDeps } from "./connect";
-import { cachedPage, encodeEntry } from "./encodings";
-import { type EntryAnswer, scoreboardCalls } from "./service";
+import { cachedPage, framedEntry } from "./encodings";
+import { scoreboardCalls } from "./service";
 
 /** Largest request message read, on every path (connect-es's `readMaxBytes`): requests are a few bytes. */
 export const READ_MAX_BYTES = 64 * 1024;
@@ -19,17 +19,15 @@ const OK_TRAILERS = { "grpc-status": "0" };
 /** gRPC's timeout header: up to 8 digits and a unit (PROTOCOL-HTTP2.md). */
 const GRPC_TIMEOUT = /^\d{1,8}[HMSmun]$/;
 
-/** One method: its descriptor, and how to answer its request. */
+/** One method: its descriptor, and how to answer its request (a framed gRPC message). */
 interface Method<I extends DescMessage> {
   desc: DescMethod & { input: I };
-  answer: (deps: RouteDeps, request: MessageShape<I>) => Uint8Array;
+  answer: (deps: RouteDeps, request: MessageShape<I>) => Buffer;
 }
 
 function method<I extends DescMessage>(m: Method<I>): Method<DescMessage> {
   return m;
 }
-
-const entryOf = ({ snapshot, entry }: EntryAnswer) => encodeEntry(snapshot, entry);
 
 const { listScoreboard, getByRank, getByUsername } = ScoreboardService.method;
 
@@ -44,20 +42,112 @@ const METHODS = new Map(
     }),
     method({
       desc: getByRank,
-      answer: ({ store }, request) => entryOf(scoreboardCalls.getByRank(store, request)),
+      answer: ({ store }, request) => {
+        const { snapshot, rank } = scoreboardCalls.rankOfRank(store, request);
+        return framedEntry(snapshot, rank);
+      },
     }),
     method({
       desc: getByUsername,
-      answer: ({ store }, request) => entryOf(scoreboardCalls.getByUsername(store, request)),
+      answer: ({ store }, request) => {
+        const { snapshot, rank } = scoreboardCalls.rankOfUsername(store, request);
+        return framedEntry(snapshot, rank);
+      },
     }),
   ].map((m) => [`/${ScoreboardService.typeName}/${m.desc.name}`, m]),
 );
 
 /**
+ * A call on the fast lane while its request arrives: kept on its stream, so
+ * that the stream's listeners are functions shared by every call rather than
+ * closures made for each.
+ */
+class LaneCall {
+  /** The request's first chunk, and the rest when there are more (usually there are not). */
+  first: Buffer | undefined = undefined;
+  more: Buffer[] | undefined = undefined;
+  size = 0;
+  /** Answered or cancelled: later events of the stream are ignored. */
+  done = false;
+  /** The trailers of a failed call, sent when the stream asks for them. */
+  trailers: http2.OutgoingHttpHeaders | undefined = undefined;
+
+  constructor(
+    readonly deps: RouteDeps,
+    readonly method: Method<DescMessage>,
+    readonly call: Call,
+  ) {}
+
+  /** The request's bytes so far. */
+  body(): Buffer {
+    if (this.more === undefined) return this.first ?? EMPTY;
+    return Buffer.concat(this.first === undefined ? this.more : [this.first, ...this.more]);
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+const CALL = Symbol("grpc fast lane call");
+type LaneStream = http2.ServerHttp2Stream & { [CALL]?: LaneCall };
+
+function onData(this: LaneStream, chunk: Buffer): void {
+  const lane = this[CALL];
+  if (lane === undefined || lane.done) return;
+  if (lane.first === undefined) lane.first = chunk;
+  else (lane.more ??= []).push(chunk);
+  lane.size += chunk.length;
+  if (lane.size > ENOUGH_BYTES) answer(this, lane); // the answer is known; a body that never ends holds nothing
+}
+
+function onEnd(this: LaneStream): void {
+  const lane = this[CALL];
+  if (lane !== undefined && !lane.done) answer(this, lane);
+}
+
+/** The stream ended (reset by the client, timed out) before its request did. */
+function onClose(this: LaneStream): void {
+  const lane = this[CALL];
+  if (lane === undefined || lane.done) return;
+  lane.done = true;
+  lane.call.fail(new ConnectError("the call ended before its request", Code.Canceled));
+}
+
+function sendOkTrailers(this: LaneStream): void {
+  if (!this.destroyed) this.sendTrailers(OK_TRAILERS);
+}
+
+function sendFailureTrailers(this: LaneStream): void {
+  const trailers = this[CALL]?.trailers;
+  if (!this.destroyed && trailers !== undefined) this.sendTrailers(trailers);
+}
+
+function answer(stream: LaneStream, lane: LaneCall): void {
+  lane.done = true;
+  let reply: Buffer | undefined;
+  let failure: ConnectError | undefined;
+  try {
+    const request = readUnary(lane.method.desc.input, lane.body().subarray(0, ENOUGH_BYTES));
+    reply = lane.method.answer(lane.deps, request);
+    lane.call.ok();
+  } catch (error) {
+    failure = lane.call.fail(error);
+  }
+  try {
+    send(stream, lane, reply, failure);
+  } catch (error) {
+    // A stream the client has already given up on: nothing more to say on it.
+    lane.deps.logger.debug(
+      { err: error, method: lane.method.desc.name },
+      "a gRPC answer could not be sent",
+    );
+    stream.destroy();
+  }
+}
+
+/**
  * gRPC over HTTP/2 for the scoreboard's three unary calls, on the raw stream:
  * the calls nearly every client makes, without connect-es's general machinery
- * (Headers objects, async iterables, per-call serializers), with encoded
- * entries cached per snapshot. The answers, status codes and messages are
+ * (Headers objects, async iterables, per-call serializers), with answers kept
+ * framed per snapshot. The answers, status codes and messages are
  * connect-es's own (the test suite runs every case through both lanes).
  * Returns false, touching nothing, for anything else: other protocols, HTTP/1.1,
  * compressed or timed calls it cannot judge, health and reflection.
@@ -81,47 +171,10 @@ export function createGrpcFastLane(
       headers.origin !== undefined // browsers: CORS is the general path's
     )
       return false;
-    const call = record(m.desc);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const stopReading = (): void => {
-      stream.off("data", onData);
-      stream.off("end", answer);
-      stream.off("close", cancelled);
-    };
-    const answer = (): void => {
-      stopReading();
-      let reply: Uint8Array | undefined;
-      let failure: ConnectError | undefined;
-      try {
-        const body =
-          chunks.length === 1 && chunks[0] !== undefined ? chunks[0] : Buffer.concat(chunks);
-        reply = m.answer(deps, readUnary(m.desc.input, body.subarray(0, ENOUGH_BYTES)));
-        call.ok();
-      } catch (error) {
-        failure = call.fail(error);
-      }
-      try {
-        send(stream, reply, failure);
-      } catch (error) {
-        // A stream the client has already given up on: nothing more to say on it.
-        deps.logger.debug({ err: error, method: m.desc.name }, "a gRPC answer could not be sent");
-        stream.destroy();
-      }
-    };
-    /** The stream ended (reset by the client, timed out) before its request did. */
-    const cancelled = (): void => {
-      stopReading();
-      call.fail(new ConnectError("the call ended before its request", Code.Canceled));
-    };
-    const onData = (chunk: Buffer): void => {
-      chunks.push(chunk);
-      size += chunk.length;
-      if (size > ENOUGH_BYTES) answer(); // the answer is known; a body that never ends holds nothing
-    };
+    (stream as LaneStream)[CALL] = new LaneCall(deps, m, record(m.desc));
     stream.on("data", onData);
-    stream.on("end", answer);
-    stream.on("close", cancelled);
+    stream.on("end", onEnd);
+    stream.on("close", onClose);
     return true;
   };
 }
@@ -196,42 +249,22 @@ function readUnary<I extends DescMessage>(input: I, body: Buffer): MessageShape<
   return message;
 }
 
-/** Replies from this size on are sent without copying them into one frame buffer. */
-const LARGE_REPLY = 16 * 1024;
-
-/** Writes the reply (or the error) and the trailers that end a gRPC call. */
+/** Writes the reply (a framed message) or the error, and the trailers that end a gRPC call. */
 function send(
-  stream: http2.ServerHttp2Stream,
-  reply: Uint8Array | undefined,
+  stream: LaneStream,
+  lane: LaneCall,
+  reply: Buffer | undefined,
   failure: ConnectError | undefined,
 ): void {
   if (stream.destroyed || stream.closed) return;
-  const trailers =
-    failure === undefined
-      ? OK_TRAILERS
-      : {
-          "grpc-status": String(failure.code),
-          "grpc-message": encodeURIComponent(failure.rawMessage.toWellFormed()),
-        };
   stream.respond(RESPONSE_HEADERS, { waitForTrailers: true });
-  stream.once("wantTrailers", () => {
-    if (!stream.destroyed) stream.sendTrailers(trailers);
-  });
-  if (reply === undefined) {
-    stream.end();
-    return;
+  if (failure === undefined) stream.once("wantTrailers", sendOkTrailers);
+  else {
+    lane.trailers = {
+      "grpc-status": String(failure.code),
+      "grpc-message": encodeURIComponent(failure.rawMessage.toWellFormed()),
+    };
+    stream.once("wantTrailers", sendFailureTrailers);
   }
-  const prefix = Buffer.allocUnsafe(5);
-  prefix[0] = 0;
-  prefix.writeUInt32BE(reply.length, 1);
-  if (reply.length >= LARGE_REPLY) {
-    // A large (cached) reply is written as it is, after its prefix, rather than copied.
-    stream.write(prefix);
-    stream.end(reply);
-    return;
-  }
-  const frame = Buffer.allocUnsafe(5 + reply.length);
-  frame.set(prefix, 0);
-  frame.set(reply, 5);
-  stream.end(frame);
+  stream.end(reply);
 }

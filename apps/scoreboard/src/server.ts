@@ -135,12 +135,14 @@ export function createScoreboardServer(
     settings: { maxConcurrentStreams: limits.maxConcurrentStreams },
   });
   const compat = http2.createServer({}, handle);
+  // One call's failure (a reset, a write to a closed window) ends that call only.
+  // Both listeners are made once here, not per stream.
+  const onStreamError = (error: Error): void => {
+    deps.logger.debug({ err: error }, "a stream failed");
+  };
   h2.on("stream", (stream, headers, flags, rawHeaders) => {
-    // One call's failure (a reset, a write to a closed window) ends that call only.
-    stream.on("error", (error) => deps.logger.debug({ err: error }, "a stream failed"));
-    stream.setTimeout(limits.streamIdleTimeoutMs, () =>
-      stream.close(http2.constants.NGHTTP2_CANCEL),
-    );
+    stream.on("error", onStreamError);
+    stream.setTimeout(limits.streamIdleTimeoutMs, cancelIdleStream);
     if (!lanes.some((lane) => lane(stream, headers)))
       compat.emit("stream", stream, headers, flags, rawHeaders);
   });
@@ -225,4 +227,9 @@ function definedOnly<T extends object>(options: T): Partial<T> {
   return Object.fromEntries(
     Object.entries(options).filter(([, value]) => value !== undefined),
   ) as Partial<T>;
+}
+
+/** A stream with no traffic for the idle time is reset (CANCEL); `this` is the stream. */
+function cancelIdleStream(this: http2.Http2Stream): void {
+  this.close(http2.constants.NGHTTP2_CANCEL);
 }

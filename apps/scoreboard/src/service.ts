@@ -47,6 +47,19 @@ export interface EntryAnswer {
   entry: Entry;
 }
 
+/** A single-entry call's answer before its entry is read: the snapshot and the entry's rank. */
+export interface RankAnswer {
+  snapshot: Snapshot;
+  rank: number;
+}
+
+/** The entry a {@link RankAnswer} names (the snapshot has it). */
+function entryAt({ snapshot, rank }: RankAnswer): EntryAnswer {
+  const entry = snapshot.byRank(rank);
+  if (entry === undefined) throw new Error(`rank ${String(rank)} is not in the snapshot`);
+  return { snapshot, entry };
+}
+
 /**
  * The three RPCs as plain functions of the store, shared by the Connect routes
  * and the gRPC fast lane: each reads one snapshot, once, or throws the
@@ -77,25 +90,37 @@ export const scoreboardCalls = {
     return { snapshot, entries: snapshot.page(offset, limit) };
   },
 
-  getByRank(store: SnapshotStore, { rank }: Pick<GetByRankRequest, "rank">): EntryAnswer {
+  /** GetByRank's checks and errors: the snapshot and the rank it has. */
+  rankOfRank(store: SnapshotStore, { rank }: Pick<GetByRankRequest, "rank">): RankAnswer {
     if (rank < 1) throw invalid("rank must be 1 or greater");
     const snapshot = loaded(store);
-    const entry = snapshot.byRank(rank);
-    if (entry === undefined) throw new ConnectError(`rank ${rank} not found`, Code.NotFound);
-    return { snapshot, entry };
+    if (rank > snapshot.total) throw new ConnectError(`rank ${rank} not found`, Code.NotFound);
+    return { snapshot, rank };
+  },
+
+  /** GetByUsername's checks and errors: the snapshot and the rank of the username's entry. */
+  rankOfUsername(
+    store: SnapshotStore,
+    { username }: Pick<GetByUsernameRequest, "username">,
+  ): RankAnswer {
+    if (username === "") throw invalid("username must not be empty");
+    const snapshot = loaded(store);
+    const rank = snapshot.rankOf(username);
+    if (rank === undefined) {
+      throw new ConnectError(`username ${quoted(username)} not found`, Code.NotFound);
+    }
+    return { snapshot, rank };
+  },
+
+  getByRank(store: SnapshotStore, request: Pick<GetByRankRequest, "rank">): EntryAnswer {
+    return entryAt(scoreboardCalls.rankOfRank(store, request));
   },
 
   getByUsername(
     store: SnapshotStore,
-    { username }: Pick<GetByUsernameRequest, "username">,
+    request: Pick<GetByUsernameRequest, "username">,
   ): EntryAnswer {
-    if (username === "") throw invalid("username must not be empty");
-    const snapshot = loaded(store);
-    const entry = snapshot.byUsername(username);
-    if (entry === undefined) {
-      throw new ConnectError(`username ${quoted(username)} not found`, Code.NotFound);
-    }
-    return { snapshot, entry };
+    return entryAt(scoreboardCalls.rankOfUsername(store, request));
   },
 };
 

@@ -19,3 +19,4 @@ export { machine, table, toolVersion, writeSection } from "./report";
 export { type Summary, quantile, summarize } from "./stats";
 export { type PrivatePostgres, privatePostgres } from "./private-postgres";
 export { heapAfterGc } from "./inspector";
+export { JIFFIES, processSeconds, processStat } from "./cpu";

@@ -79,6 +79,12 @@ export class Snapshot {
 
   /** The entry for `username`, case-insensitively: an exact-case match wins, else the best-ranked. */
   byUsername(username: string): Entry | undefined {
+    const rank = this.rankOf(username);
+    return rank === undefined ? undefined : this.entry(rank - 1);
+  }
+
+  /** The rank of `username`'s entry, as {@link byUsername} finds it, without reading the entry. */
+  rankOf(username: string): number | undefined {
     const key = foldUsername(username);
     const hash = foldHash(key);
     const { foldHashes, foldOrder } = this.data.columns;
@@ -93,10 +99,10 @@ export class Snapshot {
     for (let p = low; p < foldHashes.length && foldHashes[p] === hash; p++) {
       const i = foldOrder[p] ?? 0;
       if (this.text(i, 4) !== key) continue;
-      if (this.text(i, 0) === username) return this.entry(i);
+      if (this.text(i, 0) === username) return i + 1;
       best ??= i; // ties are in rank order: the first is the best-ranked
     }
-    return best === undefined ? undefined : this.entry(best);
+    return best === undefined ? undefined : best + 1;
   }
 
   /** The same data fetched again at `fetchedAt` (a conditional fetch answered 304). */
