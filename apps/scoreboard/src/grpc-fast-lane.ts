@@ -125,7 +125,11 @@ function answer(stream: LaneStream, lane: LaneCall): void {
   let reply: Buffer | undefined;
   let failure: ConnectError | undefined;
   try {
-    const request = readUnary(lane.method.desc.input, lane.body().subarray(0, ENOUGH_BYTES));
+    const body = lane.body();
+    const request = readUnary(
+      lane.method.desc.input,
+      body.length > ENOUGH_BYTES ? body.subarray(0, ENOUGH_BYTES) : body,
+    );
     reply = lane.method.answer(lane.deps, request);
     lane.call.ok();
   } catch (error) {
@@ -191,62 +195,70 @@ const ENOUGH_BYTES = 2 * (5 + READ_MAX_BYTES);
  * decompressed and parsed before a second one is looked for.
  */
 function readUnary<I extends DescMessage>(input: I, body: Buffer): MessageShape<I> {
-  let at = 0;
-  /** The next whole envelope's payload; undefined at the end, or where connect-es stops without an error. */
-  const next = (): Buffer | undefined => {
-    const rest = body.length - at;
-    if (rest === 0) return undefined;
-    if (rest < 5)
-      throw new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument);
-    const flags = body[at] ?? 0;
-    const length = body.readUInt32BE(at + 1);
-    if (length > READ_MAX_BYTES) {
-      throw new ConnectError(
-        `message size ${length} is larger than configured readMaxBytes ${READ_MAX_BYTES}`,
-        Code.ResourceExhausted,
-      );
-    }
-    if (rest - 5 < length) {
-      if (rest === 5) return undefined; // a header and no payload yet: connect-es sees no message
-      throw new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument);
-    }
-    at += 5 + length;
-    if (flags & 0b1) {
-      throw new ConnectError(
-        "received compressed envelope, but do not know how to decompress",
-        Code.InvalidArgument,
-      );
-    }
-    return body.subarray(at - length, at);
-  };
-  const decode = (payload: Buffer): MessageShape<I> => {
-    try {
-      return fromBinary(input, payload);
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new ConnectError(
-        `cannot decode message ${input.typeName} from binary: ${reason}`,
-        Code.InvalidArgument,
-      );
-    }
-  };
-  const first = next();
+  const first = envelopeAt(body, 0);
   if (first === undefined) {
     throw new ConnectError(
       "protocol error: missing input message for unary method",
       Code.Unimplemented,
     );
   }
-  const message = decode(first);
-  const second = next();
+  const message = decode(input, body, first);
+  const second = envelopeAt(body, first + envelopeLength(body, first));
   if (second !== undefined) {
-    decode(second);
+    decode(input, body, second);
     throw new ConnectError(
       "protocol error: received extra input message for unary method",
       Code.Unimplemented,
     );
   }
   return message;
+}
+
+/** The length of the payload of the envelope at `at` (its header read already). */
+function envelopeLength(body: Buffer, at: number): number {
+  return 5 + body.readUInt32BE(at + 1);
+}
+
+/**
+ * Where a whole envelope starts at `at`, checked as connect-es checks it;
+ * undefined at the end, or where connect-es stops without an error.
+ */
+function envelopeAt(body: Buffer, at: number): number | undefined {
+  const rest = body.length - at;
+  if (rest === 0) return undefined;
+  if (rest < 5) throw new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument);
+  const flags = body[at] ?? 0;
+  const length = body.readUInt32BE(at + 1);
+  if (length > READ_MAX_BYTES) {
+    throw new ConnectError(
+      `message size ${length} is larger than configured readMaxBytes ${READ_MAX_BYTES}`,
+      Code.ResourceExhausted,
+    );
+  }
+  if (rest - 5 < length) {
+    if (rest === 5) return undefined; // a header and no payload yet: connect-es sees no message
+    throw new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument);
+  }
+  if (flags & 0b1) {
+    throw new ConnectError(
+      "received compressed envelope, but do not know how to decompress",
+      Code.InvalidArgument,
+    );
+  }
+  return at;
+}
+
+/** The message of the envelope at `at`, or connect-es's error for bytes that do not decode. */
+function decode<I extends DescMessage>(input: I, body: Buffer, at: number): MessageShape<I> {
+  try {
+    return fromBinary(input, body.subarray(at + 5, at + envelopeLength(body, at)));
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new ConnectError(
+      `cannot decode message ${input.typeName} from binary: ${reason}`,
+      Code.InvalidArgument,
+    );
+  }
 }
 
 /** Writes the reply (a framed message) or the error, and the trailers that end a gRPC call. */
