@@ -126,6 +126,8 @@ export function buildApi(services: Services): Api {
     url("POST", "/users/me/alert_words", users.addAlertWords),
     url("DELETE", "/users/me/alert_words", users.removeAlertWords),
     url("POST", "/users/me/status", users.setStatus),
+    url("POST", "/users/me/muted_users/{muted_user_id}", users.muteUser),
+    url("DELETE", "/users/me/muted_users/{muted_user_id}", users.unmuteUser),
     url("PATCH", "/settings", users.updateSettings),
     url("GET", "/users/{user_id}", users.getUser),
     url("GET", "/users/{email}", users.getUserByEmail),

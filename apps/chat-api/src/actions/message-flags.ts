@@ -5,7 +5,7 @@ import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
 import {
-  markChannelReadWithEvent,
+  markReadWithEvent,
   markReadBatch,
   setFlag,
   setFlagWithEvent,
@@ -93,7 +93,7 @@ async function changeFlag(
 }
 
 /** An `update_message_flags` event without its `messages`. */
-function flagsEvent(op: "add" | "remove", flag: string) {
+export function flagsEvent(op: "add" | "remove", flag: string) {
   return { type: "update_message_flags", op, operation: op, flag, all: false };
 }
 
@@ -103,8 +103,8 @@ function flagsEvent(op: "add" | "remove", flag: string) {
  * the ids that changed), and the replica is told of the event when some
  * did. Answers the changed ids.
  */
-async function changeWithItsEvent(
-  db: Database,
+export async function changeWithItsEvent(
+  db: Tx,
   userId: number,
   event: ReturnType<typeof flagsEvent>,
   change: (row: NewEvent) => Promise<number[]>,
@@ -171,7 +171,7 @@ export async function doMarkChannelAsRead(
 ): Promise<void> {
   const channel = await accessChannelById(db, user, channelId);
   await changeWithItsEvent(db, user.id, flagsEvent("add", "read"), (row) =>
-    markChannelReadWithEvent(db, MESSAGE_FLAGS.read, user.id, channel.id, topic, row),
+    markReadWithEvent(db, MESSAGE_FLAGS.read, user.id, { channelId: channel.id, topic }, row),
   );
 }
 

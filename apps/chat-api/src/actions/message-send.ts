@@ -1,3 +1,4 @@
+import { mutersOf } from "../db/queries/muted-users";
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
@@ -88,6 +89,8 @@ interface MessageInputs {
   /** A direct message's people's ids, in order, comma-separated (null for a channel's). */
   dmKey: string | null;
   people: Awaited<ReturnType<typeof dmPeople>>;
+  /** Who muted the sender: the message reaches them read. */
+  muters: number[];
 }
 
 /** Longest `local_id` a sender may give (Zulip's clients send a decimal like `1234.01`). */
@@ -103,7 +106,8 @@ const directPeople = (sender: Sender, userIds: readonly number[]): number[] =>
 /**
  * Reads what a new message needs: its recipients (a channel's subscribers
  * with their alert words; a direct message's people and theirs), its
- * rendering, a new id, and a direct message's people's names. They do not
+ * rendering, a new id, a direct message's people's names, and who muted
+ * the sender. They do not
  * depend on each other and go at once: on a `Database` (outside a
  * transaction) each on a connection of its own, so a send waits for one
  * round trip where it waited for each in turn.
@@ -117,15 +121,16 @@ async function readMessageInputs(
 ): Promise<MessageInputs> {
   const direct = "userIds" in audience ? directPeople(sender, audience.userIds) : undefined;
   const dmKey = direct?.join(",") ?? null;
-  const [recipients, rendered, fresh, people] = await Promise.all([
+  const [recipients, rendered, fresh, people, muters] = await Promise.all([
     "channelId" in audience
       ? channelRecipients(tx, audience.channelId)
       : directRecipients(tx, direct ?? []),
     renderContent(tx, sender, content, requester),
     newMessageId(tx, sender.realm_id),
     dmPeople(tx, [{ dm_key: dmKey }]),
+    mutersOf(tx, sender.id),
   ]);
-  return { audience: recipients, rendered, fresh, people, dmKey };
+  return { audience: recipients, rendered, fresh, people, dmKey, muters };
 }
 
 /**
@@ -137,7 +142,7 @@ async function buildMessage(
   sender: Sender,
   destination: Destination,
   content: string,
-  { audience, rendered, fresh, people, dmKey }: MessageInputs,
+  { audience, rendered, fresh, people, dmKey, muters }: MessageInputs,
   echo?: LocalEcho,
 ): Promise<PreparedMessage> {
   const channelId = destination.kind === "channel" ? destination.channel.id : null;
@@ -151,8 +156,9 @@ async function buildMessage(
     { senderId: sender.id, channelId, topic },
     audience.alertWords,
   );
+  const readAlready = new Set([sender.id, ...muters]);
   const flagsOf = (userId: number): bigint =>
-    (userId === sender.id ? MESSAGE_FLAGS.read : 0n) | (fromContent.get(userId) ?? 0n);
+    (readAlready.has(userId) ? MESSAGE_FLAGS.read : 0n) | (fromContent.get(userId) ?? 0n);
   const message: NewMessage = {
     id: fresh.id,
     realm_id: sender.realm_id,

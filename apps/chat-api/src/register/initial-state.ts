@@ -1,3 +1,4 @@
+import { listMutedUsers } from "../actions/muted-users";
 import { concurrencyLimit } from "../lib/concurrency";
 import { defaultChannelIds } from "../db/queries/channels";
 import { topicPoliciesOf } from "../db/queries/topic-policies";
@@ -122,7 +123,8 @@ export async function fetchInitialState(
         ]),
       };
     });
-  if (wants("muted_users")) part(() => Promise.resolve({ muted_users: [] }));
+  if (wants("muted_users"))
+    part(async () => ({ muted_users: await listMutedUsers(db, user.id) }));
   if (wants("navigation_views")) part(() => Promise.resolve({ navigation_views: [] }));
   if (wants("onboarding_steps"))
     part(() => Promise.resolve({ onboarding_steps: [], navigation_tour_video_url: null }));

@@ -1,3 +1,4 @@
+import { doMuteUser, doUnmuteUser } from "../actions/muted-users";
 import { subscriptionStatusOf } from "../actions/channels";
 import { listUsers, ownUser, userByRef } from "../actions/user-view";
 import { z } from "zod";
@@ -147,6 +148,32 @@ export function userRoutes(services: Services) {
       async ({ user, path }) => ({
         is_subscribed: await subscriptionStatusOf(db, user, path.user_id, path.stream_id),
       }),
+    ),
+    muteUser: userEndpoint(
+      {
+        pathParams: ["muted_user_id"],
+        operationId: "mute-user",
+        summary: "Mute a user",
+        tag: "users",
+        params: {},
+      },
+      async ({ user, path }) => {
+        await doMuteUser(db, user, path.muted_user_id);
+        return {};
+      },
+    ),
+    unmuteUser: userEndpoint(
+      {
+        pathParams: ["muted_user_id"],
+        operationId: "unmute-user",
+        summary: "Unmute a user",
+        tag: "users",
+        params: {},
+      },
+      async ({ user, path }) => {
+        await doUnmuteUser(db, user, path.muted_user_id);
+        return {};
+      },
     ),
     getAlertWords: userEndpoint(
       {

@@ -2,7 +2,7 @@
  * Statements that change a user's own flags on their messages (`read`,
  * `starred`, `collapsed`): by ids, a channel or topic, or in batches; by
  * ids and by channel or topic with their event, in one statement
- * (`setFlagWithEvent`, `markChannelReadWithEvent`).
+ * (`setFlagWithEvent`, `markReadWithEvent`).
  */
 import { type Kysely, type QueryCreator, sql } from "kysely";
 import type { DB } from "../../gen/kysely/tables";
@@ -120,17 +120,21 @@ export async function setFlagWithEvent(
   return changeWithEvent(tx, (db) => setFlagQuery(db, userId, ids, bit, on), event);
 }
 
+/** Which of a user's messages a {@link markReadWithEvent} marks read. */
+export type ReadScope =
+  | { channelId: number; topic: string | undefined }
+  | { senderId: number };
+
 /**
- * Marks read user `userId`'s unread messages in channel `channelId` (and
- * topic `topic`, any case, when given), with its event `event`, in one
+ * Marks read user `userId`'s unread messages in `scope` (a channel, one of
+ * its topics in any case, or one sender's), with its event `event`, in one
  * statement ({@link changeWithEvent}); answers the ids it changed, ascending.
  */
-export async function markChannelReadWithEvent(
+export async function markReadWithEvent(
   tx: Tx,
   read: bigint,
   userId: number,
-  channelId: number,
-  topic: string | undefined,
+  scope: ReadScope,
   event: NewEvent,
 ): Promise<number[]> {
   const flag = read.toString();
@@ -143,10 +147,10 @@ export async function markChannelReadWithEvent(
         .where("user_id", "=", userId)
         .where((eb) => eb(eb("flags", "&", eb.val(flag)), "=", "0"))
         .where("message_id", "in", (eb) => {
-          const inChannel = eb
-            .selectFrom("messages")
-            .select("id")
-            .where("channel_id", "=", channelId);
+          const messages = eb.selectFrom("messages").select("id");
+          if ("senderId" in scope) return messages.where("sender_id", "=", scope.senderId);
+          const inChannel = messages.where("channel_id", "=", scope.channelId);
+          const { topic } = scope;
           return topic === undefined
             ? inChannel
             : inChannel.where((m) => m(m.fn("lower", ["topic"]), "=", topic.toLowerCase()));
