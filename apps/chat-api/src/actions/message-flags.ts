@@ -4,12 +4,7 @@ import { mutedChannelIds } from "../db/queries/subscriptions";
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
-import {
-  markReadWithEvent,
-  markReadBatch,
-  setFlag,
-  setFlagWithEvent,
-} from "../db/queries/flags";
+import { markReadWithEvent, markReadBatch, setFlag, setFlagWithEvent } from "../db/queries/flags";
 import type { NewEvent } from "../db/queries/events";
 import { logRows, sendEvent } from "../realtime/queue";
 import type { AuthedUser } from "../caches/auth";

@@ -44,11 +44,7 @@ export async function doMuteUser(db: Database, user: AuthedUser, mutedId: number
 }
 
 /** DELETE /users/me/muted_users/{id}: the caller unmutes a user; `muted_users` to their clients. */
-export async function doUnmuteUser(
-  db: Database,
-  user: AuthedUser,
-  mutedId: number,
-): Promise<void> {
+export async function doUnmuteUser(db: Database, user: AuthedUser, mutedId: number): Promise<void> {
   await checkUser(db, user, mutedId);
   await db.transaction(async (tx) => {
     if (!(await deleteMute(tx, user.id, mutedId))) throw new JsonableError("User is not muted");

@@ -123,8 +123,7 @@ export async function fetchInitialState(
         ]),
       };
     });
-  if (wants("muted_users"))
-    part(async () => ({ muted_users: await listMutedUsers(db, user.id) }));
+  if (wants("muted_users")) part(async () => ({ muted_users: await listMutedUsers(db, user.id) }));
   if (wants("navigation_views")) part(() => Promise.resolve({ navigation_views: [] }));
   if (wants("onboarding_steps"))
     part(() => Promise.resolve({ onboarding_steps: [], navigation_tour_video_url: null }));

@@ -121,9 +121,7 @@ export async function setFlagWithEvent(
 }
 
 /** Which of a user's messages a {@link markReadWithEvent} marks read. */
-export type ReadScope =
-  | { channelId: number; topic: string | undefined }
-  | { senderId: number };
+export type ReadScope = { channelId: number; topic: string | undefined } | { senderId: number };
 
 /**
  * Marks read user `userId`'s unread messages in `scope` (a channel, one of
