@@ -130,6 +130,7 @@ export function buildApi(services: Services): Api {
     url("DELETE", "/users/me/muted_users/{muted_user_id}", users.unmuteUser),
     url("PATCH", "/settings", users.updateSettings),
     url("GET", "/users/{user_id}", users.getUser),
+    url("GET", "/users/{user_id}/status", users.getUserStatus),
     url("GET", "/users/{email}", users.getUserByEmail),
     url("POST", "/user_groups/create", groups.createUserGroup),
     url("GET", "/user_groups", groups.getUserGroups),

@@ -6,12 +6,13 @@
  * its answers, and a refused send stores nothing.
  */
 import {
-  type Cast,
-  type TestServer,
   apiError,
+  type Cast,
+  channelMissing,
   createOtherRealm,
   loadCast,
   startTestServer,
+  type TestServer,
 } from "./support/server";
 
 let server: TestServer;
@@ -44,9 +45,13 @@ async function createChannel(form: Record<string, unknown>): Promise<number> {
 const messageCount = () => server.db.prisma.message.count();
 
 /** Expects `reply` to be the error `msg`, and the message count unchanged since `before`. */
-async function refused(reply: { status: number; body: unknown }, msg: string, before: number) {
+async function refused(
+  reply: { status: number; body: unknown },
+  msg: string | ReturnType<typeof channelMissing>,
+  before: number,
+) {
   expect(reply.status).toBe(400);
-  expect(reply.body).toEqual(apiError(msg));
+  expect(reply.body).toEqual(typeof msg === "string" ? apiError(msg) : msg);
   expect(await messageCount()).toBe(before);
 }
 
@@ -100,12 +105,8 @@ describe("POST /messages to a channel: who may post", () => {
     });
     expect(stored.channel_id).toBe(channel);
     const before = await messageCount();
-    await refused(await send("hamlet", "Nowhere", "t"), "Channel 'Nowhere' does not exist", before);
-    await refused(
-      await send("hamlet", 999_999, "t"),
-      "Channel with ID '999999' does not exist",
-      before,
-    );
+    await refused(await send("hamlet", "Nowhere", "t"), channelMissing("Nowhere"), before);
+    await refused(await send("hamlet", 999_999, "t"), channelMissing(999_999), before);
   });
 
   it("answers a private channel as missing to whoever may not see it, and refuses an administrator who is not subscribed", async () => {
@@ -115,12 +116,8 @@ describe("POST /messages to a channel: who may post", () => {
       invite_only: true,
     });
     const before = await messageCount();
-    await refused(
-      await send("othello", channel, "t"),
-      `Channel with ID '${String(channel)}' does not exist`,
-      before,
-    );
-    await refused(await send("othello", "Closet", "t"), "Channel 'Closet' does not exist", before);
+    await refused(await send("othello", channel, "t"), channelMissing(channel), before);
+    await refused(await send("othello", "Closet", "t"), channelMissing("Closet"), before);
     await refused(
       await send("iago", channel, "t"),
       "Not authorized to send to channel 'Closet'",
@@ -161,12 +158,8 @@ describe("POST /messages to a channel: who may post", () => {
         can_subscribe_group_id: lear.groups["role:everyone"],
       },
     });
-    await refused(
-      await send("hamlet", foreign.id, "t"),
-      `Channel with ID '${String(foreign.id)}' does not exist`,
-      before,
-    );
-    await refused(await send("hamlet", "Heath", "t"), "Channel 'Heath' does not exist", before);
+    await refused(await send("hamlet", foreign.id, "t"), channelMissing(foreign.id), before);
+    await refused(await send("hamlet", "Heath", "t"), channelMissing("Heath"), before);
   });
 
   it("applies the topics policy before the topic permission", async () => {

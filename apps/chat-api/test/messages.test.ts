@@ -1,11 +1,12 @@
 import { type TestDatabase, freshDatabase } from "./support/database";
 import {
-  type Cast,
-  type TestServer,
   apiError,
+  type Cast,
+  channelIds,
+  channelMissing,
   loadCast,
   startTestServer,
-  channelIds,
+  type TestServer,
 } from "./support/server";
 import { zulipResponseSchema } from "./support/zulip-schema";
 
@@ -117,14 +118,8 @@ describe("POST /api/v1/messages", () => {
   });
 
   it.each([
-    [
-      { type: "stream", to: 999999, topic: "t", content: "c" },
-      "Channel with ID '999999' does not exist",
-    ],
-    [
-      { type: "stream", to: "Atlantis", topic: "t", content: "c" },
-      "Channel 'Atlantis' does not exist",
-    ],
+    [{ type: "stream", to: 999999, topic: "t", content: "c" }, channelMissing(999999)],
+    [{ type: "stream", to: "Atlantis", topic: "t", content: "c" }, channelMissing("Atlantis")],
     [{ type: "stream", to: "Denmark", topic: "t", content: "  " }, "Message must not be empty"],
     [
       { type: "stream", to: "Denmark", topic: "t", content: "a\u0000" },
@@ -141,10 +136,13 @@ describe("POST /api/v1/messages", () => {
     ],
     [{ type: "direct", to: "[1,", content: "c" }, "to is not valid JSON"],
     [{ type: "email", to: "x", content: "c" }, "Invalid type"],
-  ])("refuses %j: %s", async (form, msg) => {
+  ])("refuses %j: %j", async (form, msg) => {
     const before = await db.prisma.message.count();
     const reply = await send("othello", form);
-    expect([reply.status, reply.body]).toEqual([400, apiError(msg)]);
+    expect([reply.status, reply.body]).toEqual([
+      400,
+      typeof msg === "string" ? apiError(msg) : msg,
+    ]);
     expect(await db.prisma.message.count()).toBe(before);
   });
 
@@ -155,23 +153,21 @@ describe("POST /api/v1/messages", () => {
       topic: "t",
       content: "c",
     });
-    expect(hidden.body).toEqual(
-      apiError(`Channel with ID '${String(channels["core team"])}' does not exist`),
-    );
+    expect(hidden.body).toEqual(channelMissing(channels["core team"] ?? 0));
     const byName = await send("othello", {
       type: "stream",
       to: "core team",
       topic: "t",
       content: "c",
     });
-    expect(byName.body).toEqual(apiError("Channel 'core team' does not exist"));
+    expect(byName.body).toEqual(channelMissing("core team"));
     const unknown = await send("othello", {
       type: "stream",
       to: "no such team",
       topic: "t",
       content: "c",
     });
-    expect(unknown.body).toEqual(apiError("Channel 'no such team' does not exist"));
+    expect(unknown.body).toEqual(channelMissing("no such team"));
   });
 
   it("refuses ids past int32 and NUL in 'to' with 400, not 500", async () => {

@@ -154,6 +154,21 @@ describe("round trips", () => {
     ).toBe(ids.verona);
   });
 
+  it("MutedUser, one per pair; the rows go with either user", async () => {
+    const mute = await db.prisma.mutedUser.create({
+      data: { user_id: ids.hamlet, muted_user_id: ids.iago, date_muted: at },
+    });
+    expect(await db.prisma.mutedUser.findUniqueOrThrow({ where: { id: mute.id } })).toEqual({
+      id: mute.id,
+      user_id: ids.hamlet,
+      muted_user_id: ids.iago,
+      date_muted: at,
+    });
+    await expect(
+      db.prisma.mutedUser.create({ data: { user_id: ids.hamlet, muted_user_id: ids.iago } }),
+    ).rejects.toThrow();
+  });
+
   it("CustomEmoji: one live emoji per name in a realm, any number deactivated", async () => {
     const emoji = (name: string, deactivated: boolean, n: number) =>
       db.prisma.customEmoji.create({

@@ -765,11 +765,35 @@ describe("POST /api/v1/users/me/status", () => {
       emoji_code: "1f914",
       reaction_type: "unicode_emoji",
     });
+    // GET /users/{user_id}/status (feature level 262): one user's, as register gives it.
+    const one = await server.call(
+      "GET",
+      `/api/v1/users/${String(id("hamlet"))}/status`,
+      as("othello"),
+    );
+    expect(one.body).toEqual({
+      result: "success",
+      msg: "",
+      status: {
+        status_text: "To be or not",
+        emoji_name: "thinking",
+        emoji_code: "1f914",
+        reaction_type: "unicode_emoji",
+      },
+    });
+    const nobody = await server.call("GET", "/api/v1/users/999999/status", as("othello"));
+    expect([nobody.status, nobody.body]).toEqual([400, apiError("No such user")]);
     await post("hamlet", "/users/me/status", { status_text: "", emoji_name: "" });
     const cleared = await post("othello", "/register", {
       fetch_event_types: JSON.stringify(["user_status"]),
     });
     expect(cleared.body.user_status).not.toHaveProperty(String(id("hamlet")));
+    const none = await server.call(
+      "GET",
+      `/api/v1/users/${String(id("hamlet"))}/status`,
+      as("othello"),
+    );
+    expect(none.body).toEqual({ result: "success", msg: "", status: {} });
     expect(await events()).toEqual([
       {
         type: "user_status",

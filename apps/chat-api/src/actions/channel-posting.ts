@@ -1,5 +1,5 @@
 import type { Tx } from "../db/kysely";
-import { JsonableError } from "@repo/envelope";
+import { ErrorCode, JsonableError } from "@repo/envelope";
 import type { Channel } from "../gen/prisma/client";
 import type { AuthedUser } from "../caches/auth";
 import { isGuest } from "../lib/roles";
@@ -20,11 +20,7 @@ export async function channelToPostTo(
   const found = await channelPosting(db, user.realm_id, user.id, to, topic ?? "");
   // A channel the sender may not see is answered as one that does not exist.
   if (found === undefined || !(await canSee(user, found, () => Promise.resolve(found.subscribed))))
-    throw new JsonableError(
-      typeof to === "number"
-        ? `Channel with ID '${String(to)}' does not exist`
-        : `Channel '${to}' does not exist`,
-    );
+    throw channelMissing(to, topic !== null);
   const { subscribed, may_send, may_start_topic, topic_exists, ...channel } = found;
   const reachable =
     subscribed || channel.is_web_public || (!channel.invite_only && !isGuest(user.role));
@@ -37,6 +33,25 @@ export async function channelToPostTo(
       throw new JsonableError("You do not have permission to create new topics in this channel.");
   }
   return channel;
+}
+
+/**
+ * The answer for a channel that does not exist (or that the user may not
+ * see). A send answers Zulip's `STREAM_DOES_NOT_EXIST` with the channel it
+ * named (`stream_id` or `stream`); a move, the same message as BAD_REQUEST.
+ */
+function channelMissing(to: number | string, send: boolean): JsonableError {
+  const msg =
+    typeof to === "number"
+      ? `Channel with ID '${String(to)}' does not exist`
+      : `Channel '${to}' does not exist`;
+  if (!send) return new JsonableError(msg);
+  return new JsonableError(
+    msg,
+    ErrorCode.STREAM_DOES_NOT_EXIST,
+    400,
+    typeof to === "number" ? { stream_id: to } : { stream: to },
+  );
 }
 
 /** Refuses a topic the channel's topics policy does not allow (a send, or a move into it). */

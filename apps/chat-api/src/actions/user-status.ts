@@ -1,5 +1,5 @@
+import { realmStatusRows, setStatus, statusOf } from "../db/queries/user-settings";
 import { activeUserIds } from "../db/queries/users";
-import { realmStatusRows, setStatus } from "../db/queries/user-settings";
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { JsonableError } from "@repo/envelope";
@@ -91,4 +91,11 @@ export async function doSetStatus(
 export async function realmStatuses(tx: Tx, realmId: number) {
   const rows = await realmStatusRows(tx, realmId);
   return Object.fromEntries(rows.map((row) => [String(row.id), statusView(row)]));
+}
+
+/** GET /users/{user_id}/status (feature level 262): a user's status; `{}` when they set none. */
+export async function userStatus(db: Database, viewer: AuthedUser, userId: number) {
+  const row = await statusOf(db, viewer.realm_id, userId);
+  if (row === undefined) throw new JsonableError("No such user");
+  return statusView(row);
 }

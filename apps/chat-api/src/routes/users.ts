@@ -1,9 +1,9 @@
+import { doSetStatus, MAX_STATUS_TEXT_LENGTH, userStatus } from "../actions/user-status";
 import { doMuteUser, doUnmuteUser } from "../actions/muted-users";
 import { subscriptionStatusOf } from "../actions/channels";
 import { listUsers, ownUser, userByRef } from "../actions/user-view";
 import { z } from "zod";
 import { doChangeAlertWords, listAlertWords } from "../actions/alert-words";
-import { MAX_STATUS_TEXT_LENGTH, doSetStatus } from "../actions/user-status";
 import { type ParamValues, bool, int, json, oneOf, str } from "../http/params";
 import { SETTING_RULES, type SettingValue } from "../lib/user-settings";
 import { doUpdateSettings } from "../actions/settings";
@@ -148,6 +148,16 @@ export function userRoutes(services: Services) {
       async ({ user, path }) => ({
         is_subscribed: await subscriptionStatusOf(db, user, path.user_id, path.stream_id),
       }),
+    ),
+    getUserStatus: userEndpoint(
+      {
+        pathParams: ["user_id"],
+        operationId: "get-user-status",
+        summary: "Get a user's status",
+        tag: "users",
+        params: {},
+      },
+      async ({ user, path }) => ({ status: await userStatus(db, user, path.user_id) }),
     ),
     muteUser: userEndpoint(
       {

@@ -218,6 +218,17 @@ export const authOf = (person: Person) => ({ auth: [person.email, person.apiKey]
 /** The error envelope the API answers with. */
 export const apiError = (msg: string, code = "BAD_REQUEST") => ({ result: "error", msg, code });
 
+/** Zulip's answer to a send to a channel that does not exist (or that the sender may not see). */
+export const channelMissing = (to: number | string) => ({
+  ...apiError(
+    typeof to === "number"
+      ? `Channel with ID '${String(to)}' does not exist`
+      : `Channel '${to}' does not exist`,
+    "STREAM_DOES_NOT_EXIST",
+  ),
+  ...(typeof to === "number" ? { stream_id: to } : { stream: to }),
+});
+
 const validateEvents = eventsSchema();
 
 /** An event as a poll answers it. */

@@ -98,3 +98,17 @@ export function authorSettingsRow(tx: Tx, userId: number) {
     select: { timezone: true, enable_drafts_synchronization: true, settings: true },
   });
 }
+
+/** The status of the realm's user `userId` (active or not), or undefined if there is no such user. */
+export async function statusOf(tx: Tx, realmId: number, userId: number) {
+  const row = await tx.prisma.user.findFirst({
+    where: { id: userId, realm_id: realmId },
+    select: {
+      status_text: true,
+      status_emoji_name: true,
+      status_emoji_code: true,
+      status_reaction_type: true,
+    },
+  });
+  return row ?? undefined;
+}
