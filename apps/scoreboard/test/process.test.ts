@@ -72,6 +72,24 @@ describe("the scoreboard process", () => {
         /^scoreboard_requests_total\{method="ListScoreboard",code="OK"\} 1$/m,
       );
       expect(metrics).toMatch(/^scoreboard_requests_total\{method="GetByUsername",code="OK"\} 1$/m);
+      // Latencies are counted per method and published when scraped: one call each, cumulative buckets.
+      const name = "scoreboard_request_duration_seconds";
+      expect(metrics).toMatch(new RegExp(`^# TYPE ${name} histogram$`, "m"));
+      for (const method of ["ListScoreboard", "GetByUsername"]) {
+        expect(metrics).toMatch(new RegExp(`^${name}_count\\{method="${method}"\\} 1$`, "m"));
+        expect(metrics).toMatch(
+          new RegExp(`^${name}_bucket\\{le="\\+Inf",method="${method}"\\} 1$`, "m"),
+        );
+        expect(metrics).toMatch(
+          new RegExp(`^${name}_bucket\\{le="1",method="${method}"\\} 1$`, "m"),
+        );
+        const sum = new RegExp(`^${name}_sum\\{method="${method}"\\} (\\S+)$`, "m").exec(metrics);
+        expect(Number(sum?.[1])).toBeGreaterThan(0);
+        expect(Number(sum?.[1])).toBeLessThan(1);
+      }
+      // A second scrape adds nothing that was already published.
+      const rescraped = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      expect(rescraped).toMatch(/^scoreboard_requests_total\{method="GetByUsername",code="OK"\} 1$/m);
       expect(metrics).toMatch(/^scoreboard_snapshot_refreshes_total\{outcome="updated"\} 1$/m);
       expect(metrics).toMatch(/^scoreboard_snapshot_age_seconds \d/m);
 
