@@ -266,3 +266,47 @@ describe("POST /api/v1/user_groups/{user_group_id}/members", () => {
     expect(await members(guarded)).toEqual([hamlet.id]);
   });
 });
+
+describe("GET /api/v1/user_groups/{user_group_id}/members and /subgroups", () => {
+  const get = async (path: string, query?: Record<string, unknown>) => {
+    const hamlet = await server.person("hamlet");
+    return server.call("GET", `/api/v1/user_groups/${path}`, {
+      auth: [hamlet.email, hamlet.apiKey],
+      ...(query === undefined ? {} : { query }),
+    });
+  };
+
+  it("lists members through subgroups, or direct ones only", async () => {
+    const hamlet = await server.person("hamlet");
+    const cordelia = await server.person("cordelia");
+    const through = await get(`${String(groups.top)}/members`);
+    expect(through.body).toEqual({
+      result: "success",
+      msg: "",
+      members: [hamlet.id, cordelia.id].sort((a, b) => a - b),
+    });
+    const direct = await get(`${String(groups.top)}/members`, { direct_member_only: "true" });
+    expect(direct.body).toEqual({ result: "success", msg: "", members: [] });
+  });
+
+  it("lists subgroups recursively, or direct ones only", async () => {
+    const all = await get(`${String(groups.top)}/subgroups`);
+    expect(all.body).toEqual({
+      result: "success",
+      msg: "",
+      subgroups: [groups.mid ?? 0, groups.hamletcharacters ?? 0].sort((a, b) => a - b),
+    });
+    const direct = await get(`${String(groups.top)}/subgroups`, { direct_subgroup_only: "true" });
+    expect(direct.body).toEqual({ result: "success", msg: "", subgroups: [groups.mid] });
+  });
+
+  it("answers another realm's group and an unknown one as invalid", async () => {
+    for (const path of [`${String(otherRealmGroup)}/members`, "999999/subgroups"]) {
+      const reply = await get(path);
+      expect([reply.status, reply.body]).toEqual([
+        400,
+        { result: "error", msg: "Invalid user group", code: "BAD_REQUEST" },
+      ]);
+    }
+  });
+});

@@ -89,7 +89,9 @@ describe("the scoreboard process", () => {
       }
       // A second scrape adds nothing that was already published.
       const rescraped = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-      expect(rescraped).toMatch(/^scoreboard_requests_total\{method="GetByUsername",code="OK"\} 1$/m);
+      expect(rescraped).toMatch(
+        /^scoreboard_requests_total\{method="GetByUsername",code="OK"\} 1$/m,
+      );
       expect(metrics).toMatch(/^scoreboard_snapshot_refreshes_total\{outcome="updated"\} 1$/m);
       expect(metrics).toMatch(/^scoreboard_snapshot_age_seconds \d/m);
 

@@ -6,12 +6,16 @@ import { sendEvent } from "../realtime/queue";
 import { systemGroupIds } from "./realm-creation";
 import { type GroupSettingValue, readGroupSettings, storeGroupSetting } from "./group-settings";
 import {
+  activeMembersOfGroups,
   firstUnknownGroup,
   groupMembership,
   groupNameTaken,
   groupsWithMembers,
   insertUserGroup,
   namedGroupIds,
+  namedGroupInRealm,
+  subgroupIdsOf,
+  withSubgroups,
 } from "../db/queries/user-groups";
 import { realmById } from "../db/queries/realms";
 
@@ -188,4 +192,41 @@ export async function userGroupViews(tx: Tx, ids: readonly number[]) {
       deactivated: g.deactivated,
     };
   });
+}
+
+/** A named group of the realm (system groups included, deactivated ones too), else `Invalid user group`. */
+async function readableGroup(tx: Tx, realmId: number, groupId: number): Promise<void> {
+  if ((await namedGroupInRealm(tx, realmId, groupId)) === null)
+    throw new JsonableError("Invalid user group");
+}
+
+/**
+ * GET /user_groups/{id}/members (feature level 127): the group's active
+ * members by id, its subgroups' too unless `directOnly`.
+ */
+export async function groupMembers(
+  tx: Tx,
+  realmId: number,
+  groupId: number,
+  directOnly: boolean,
+): Promise<number[]> {
+  await readableGroup(tx, realmId, groupId);
+  return activeMembersOfGroups(tx, directOnly ? [groupId] : await withSubgroups(tx, [groupId]));
+}
+
+/**
+ * GET /user_groups/{id}/subgroups (feature level 127): the group's subgroups
+ * by id, their subgroups too unless `directOnly`.
+ */
+export async function groupSubgroups(
+  tx: Tx,
+  realmId: number,
+  groupId: number,
+  directOnly: boolean,
+): Promise<number[]> {
+  await readableGroup(tx, realmId, groupId);
+  const ids = directOnly
+    ? await subgroupIdsOf(tx, groupId)
+    : (await withSubgroups(tx, [groupId])).filter((id) => id !== groupId);
+  return [...new Set(ids)].sort((a, b) => a - b);
 }

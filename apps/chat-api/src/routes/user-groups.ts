@@ -1,4 +1,10 @@
-import { doCreateUserGroup, realmGroupMembership, listUserGroups } from "../actions/user-groups";
+import {
+  doCreateUserGroup,
+  groupMembers,
+  groupSubgroups,
+  listUserGroups,
+  realmGroupMembership,
+} from "../actions/user-groups";
 import { doUpdateMembers, doUpdateSubgroups } from "../actions/user-group-members";
 import { doDeactivateUserGroup } from "../actions/user-group-deactivation";
 import { MAX_USERS_PER_REQUEST } from "../actions/user-lookup";
@@ -29,6 +35,43 @@ export function userGroupRoutes({ db }: Services) {
           path.user_group_id,
           path.user_id,
           params.direct_member_only,
+        ),
+      }),
+    ),
+    getUserGroupMembers: userEndpoint(
+      {
+        pathParams: ["user_group_id"],
+        operationId: "get-user-group-members",
+        summary: "Get user group members",
+        tag: "users",
+        params: {
+          direct_member_only: bool()
+            .default(false)
+            .describe("Only direct members, not members of subgroups"),
+        },
+      },
+      async ({ realm, path, params }) => ({
+        members: await groupMembers(db, realm.id, path.user_group_id, params.direct_member_only),
+      }),
+    ),
+    getUserGroupSubgroups: userEndpoint(
+      {
+        pathParams: ["user_group_id"],
+        operationId: "get-user-group-subgroups",
+        summary: "Get subgroups of a user group",
+        tag: "users",
+        params: {
+          direct_subgroup_only: bool()
+            .default(false)
+            .describe("Only direct subgroups, not their subgroups"),
+        },
+      },
+      async ({ realm, path, params }) => ({
+        subgroups: await groupSubgroups(
+          db,
+          realm.id,
+          path.user_group_id,
+          params.direct_subgroup_only,
         ),
       }),
     ),

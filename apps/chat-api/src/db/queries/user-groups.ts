@@ -375,3 +375,21 @@ export async function setSystemGroupSettings(
 export function systemGroupsOf(tx: Tx, realmId: number) {
   return tx.prisma.userGroup.findMany({ where: { realm_id: realmId, is_system_group: true } });
 }
+
+/** Active users who are direct members of one of `groupIds`, by id, each once. */
+export async function activeMembersOfGroups(
+  tx: Tx,
+  groupIds: readonly number[],
+): Promise<number[]> {
+  if (groupIds.length === 0) return [];
+  const rows = await tx.q
+    .selectFrom("user_group_members as m")
+    .innerJoin("users as u", "u.id", "m.user_id")
+    .select("m.user_id")
+    .distinct()
+    .where("m.group_id", "in", [...groupIds])
+    .where("u.is_active", "=", true)
+    .orderBy("m.user_id")
+    .execute();
+  return rows.map((r) => r.user_id);
+}
