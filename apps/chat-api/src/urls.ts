@@ -112,6 +112,8 @@ export function buildApi(services: Services): Api {
     url("POST", "/channels/create", channels.createChannel),
     url("PATCH", "/streams/{stream_id}", channels.updateStream),
     url("DELETE", "/streams/{stream_id}", channels.archiveStream),
+    url("POST", "/default_streams", channels.addDefaultStream),
+    url("DELETE", "/default_streams", channels.removeDefaultStream),
     url("POST", "/channel_folders/create", folders.createChannelFolder),
     url("GET", "/channel_folders", folders.getChannelFolders),
     url("PATCH", "/channel_folders", folders.reorderChannelFolders),

@@ -1,3 +1,4 @@
+import { doSetDefaultChannel } from "../actions/default-channels";
 import {
   accessChannelById,
   channelEmailAddress,
@@ -77,6 +78,20 @@ export function channelOptions(
 
 /** Channel and topic operations. */
 export function channelRoutes({ db, config }: Services) {
+  const defaultStreamEndpoint = (operationId: string, summary: string, isDefault: boolean) =>
+    userEndpoint(
+      {
+        operationId,
+        summary,
+        tag: "channels",
+        access: { role: "administrator" },
+        params: { stream_id: int() },
+      },
+      async ({ user, params }) => {
+        await doSetDefaultChannel(db, user, params.stream_id, isDefault);
+        return {};
+      },
+    );
   const creation = { webPublicStreamsEnabled: config.CHAT_WEB_PUBLIC_STREAMS_ENABLED };
   return {
     createChannel: userEndpoint(
@@ -223,6 +238,12 @@ export function channelRoutes({ db, config }: Services) {
         );
         return {};
       },
+    ),
+    addDefaultStream: defaultStreamEndpoint("add-default-stream", "Add a default channel", true),
+    removeDefaultStream: defaultStreamEndpoint(
+      "remove-default-stream",
+      "Remove a default channel",
+      false,
     ),
     archiveStream: userEndpoint(
       {
