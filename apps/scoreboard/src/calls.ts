@@ -82,13 +82,5 @@ export function createCallRecorder({
   metrics: ScoreboardMetrics;
   logger: Logger;
 }): CallRecorder {
-  const bound = new Map<DescMethod, MethodStats>();
-  return (method) => {
-    let series = bound.get(method);
-    if (series === undefined) {
-      series = metrics.methodStats(method.name);
-      bound.set(method, series);
-    }
-    return new RecordedCall(series, metrics, logger);
-  };
+  return (method) => new RecordedCall(metrics.methodStats(method.name), metrics, logger);
 }

@@ -18,7 +18,6 @@ import {
   markReminderDelivered,
   pendingReminderCount,
   pendingRemindersOf,
-  reminderById,
 } from "../db/queries/reminders";
 import { messageSenders } from "../db/queries/messages";
 import { holdsMessage } from "../db/queries/user-messages";
@@ -183,8 +182,8 @@ function deliverReminder(
   now: Date,
 ): Promise<"sent" | "failed" | "taken"> {
   return db.transaction(async (tx) => {
-    if (!(await claimDueReminder(tx, id, now))) return "taken";
-    const reminder = await reminderById(tx, id);
+    const reminder = await claimDueReminder(tx, id, now);
+    if (reminder === undefined) return "taken";
     const bot = await notificationBot(tx, reminder.realm_id);
     const [target] = await messageSenders(tx, [reminder.message_id]);
     if (bot === null || target === undefined) {

@@ -1,9 +1,27 @@
 import busboy from "busboy";
+import type { IncomingMessage } from "node:http";
 import type { Request, RequestHandler } from "express";
 import { JsonableError } from "@repo/envelope";
 
 /** Fields one multipart body may carry (as `parameterLimit` for urlencoded bodies). */
 export const MAX_FORM_FIELDS = 1000;
+
+/**
+ * busboy over `req`'s body with `limits`, at most {@link MAX_FORM_FIELDS}
+ * fields and parts, and header parameters (a file's name) read as UTF-8, as
+ * browsers send them (RFC 7578; busboy's default is Latin-1). Throws for a
+ * body it cannot read (no boundary).
+ */
+export function multipartParser(
+  req: Pick<IncomingMessage, "headers">,
+  limits: busboy.Limits,
+): busboy.Busboy {
+  return busboy({
+    headers: req.headers,
+    defParamCharset: "utf8",
+    limits: { fields: MAX_FORM_FIELDS, parts: MAX_FORM_FIELDS, ...limits },
+  });
+}
 
 /**
  * Reads a `multipart/form-data` body into `req.body` as flat fields, last value
@@ -55,17 +73,7 @@ export function multipartForms(
     };
     let parser: busboy.Busboy;
     try {
-      parser = busboy({
-        headers: req.headers,
-        // Header parameters (a file's name) as UTF-8, as browsers send them (RFC 7578); busboy's default is Latin-1.
-        defParamCharset: "utf8",
-        limits: {
-          fieldSize: maxBytes,
-          fields: MAX_FORM_FIELDS,
-          parts: MAX_FORM_FIELDS,
-          files: 0,
-        },
-      });
+      parser = multipartParser(req, { fieldSize: maxBytes, files: 0 });
     } catch {
       // No boundary, or one busboy cannot read.
       next(new JsonableError("Malformed multipart body"));

@@ -9,7 +9,7 @@ import busboy from "busboy";
 import type { IncomingMessage } from "node:http";
 import typeis from "type-is";
 import { JsonableError } from "@repo/envelope";
-import { MAX_FORM_FIELDS } from "./multipart";
+import { MAX_FORM_FIELDS, multipartParser } from "./multipart";
 import { type ReceivedFile, removeFile } from "../lib/upload-store";
 
 export type { ReceivedFile };
@@ -62,18 +62,11 @@ export async function receiveUpload(
 
   let parser: busboy.Busboy;
   try {
-    parser = busboy({
-      headers: req.headers,
-      // Header parameters (a file's name) as UTF-8, as browsers send them (RFC 7578); busboy's default is Latin-1.
-      defParamCharset: "utf8",
-      limits: {
-        // busboy signals a file that reaches its limit: one byte more tells "past it".
-        fileSize: limits.fileBytes + 1,
-        fieldSize: limits.fieldBytes,
-        fields: MAX_FORM_FIELDS,
-        parts: MAX_FORM_FIELDS,
-        files: 1,
-      },
+    parser = multipartParser(req, {
+      // busboy signals a file that reaches its limit: one byte more tells "past it".
+      fileSize: limits.fileBytes + 1,
+      fieldSize: limits.fieldBytes,
+      files: 1,
     });
   } catch {
     throw new JsonableError("Malformed multipart body");

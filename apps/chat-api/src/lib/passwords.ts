@@ -20,10 +20,7 @@ export const MAX_PASSWORD_LENGTH = 1000;
  * unless UV_THREADPOOL_SIZE says otherwise), so that file reads and DNS
  * lookups always find a free thread however many logins arrive.
  */
-export const HASHING_SLOTS = Math.max(
-  1,
-  Math.floor(Number(process.env.UV_THREADPOOL_SIZE ?? 4) / 2) || 1,
-);
+export const HASHING_SLOTS = Math.floor(Number(process.env.UV_THREADPOOL_SIZE ?? 4) / 2) || 1;
 
 /** Most logins waiting for a slot; past them a login is answered 429 at once. */
 export const HASHING_QUEUE = 200;

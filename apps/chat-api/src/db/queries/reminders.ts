@@ -46,12 +46,13 @@ export async function dueReminderRound(tx: Tx, now: Date, limit: number): Promis
 
 /**
  * Claims reminder `id` if it is still due at `now` (`FOR UPDATE SKIP LOCKED`:
- * a scheduler on another replica delivering it is skipped, not waited for).
+ * a scheduler on another replica delivering it is skipped, not waited for);
+ * answers what its delivery needs of it, or undefined.
  */
-export async function claimDueReminder(tx: Tx, id: number, now: Date): Promise<boolean> {
-  const row = await tx.q
+export function claimDueReminder(tx: Tx, id: number, now: Date) {
+  return tx.q
     .selectFrom("reminders")
-    .select("id")
+    .select(["id", "realm_id", "user_id", "message_id", "note"])
     .where("id", "=", id)
     .where("delivered", "=", false)
     .where("failed", "=", false)
@@ -59,7 +60,6 @@ export async function claimDueReminder(tx: Tx, id: number, now: Date): Promise<b
     .forUpdate()
     .skipLocked()
     .executeTakeFirst();
-  return row !== undefined;
 }
 
 /** How many of user `userId`'s reminders are still to be sent. */
@@ -92,11 +92,6 @@ export function pendingRemindersOf(tx: Tx, userId: number) {
 /** Deletes reminder `id`. */
 export async function deleteReminder(tx: Tx, id: number): Promise<void> {
   await tx.prisma.reminder.delete({ where: { id } });
-}
-
-/** Reminder `id` (it exists). */
-export function reminderById(tx: Tx, id: number) {
-  return tx.prisma.reminder.findUniqueOrThrow({ where: { id } });
 }
 
 /** Marks reminder `id` failed: it will not be sent. */
