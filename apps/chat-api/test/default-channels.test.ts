@@ -1,8 +1,10 @@
+import { defaultChannelGroups } from "../src/actions/realm-creation";
 import {
   type TestServer,
   apiError,
   authOf,
   channelIds,
+  createOtherRealm,
   listenAs,
   startTestServer,
 } from "./support/server";
@@ -74,4 +76,32 @@ it("refuses members, private channels and unknown ones, changing nothing", async
   );
   expect((await call("iago", "POST", 999_999)).body).toEqual(apiError("Invalid channel ID"));
   expect(await defaults()).toEqual(before);
+});
+
+it("answers another realm's channel, an id past int32 and a repeated add as Zulip would", async () => {
+  const other = await createOtherRealm(server);
+  const heath = await server.db.prisma.channel.create({
+    data: {
+      realm_id: other.realmId,
+      name: "Heath",
+      ...defaultChannelGroups(other.groups),
+    },
+  });
+  const before = await defaults();
+  expect((await call("iago", "POST", heath.id)).body).toEqual(apiError("Invalid channel ID"));
+  const huge = await server.call("POST", "/api/v1/default_streams", {
+    ...authOf(await server.person("iago")),
+    form: { stream_id: "2147483648" },
+  });
+  expect(huge.status).toBe(400);
+  const denmark = channels.Denmark ?? 0;
+  const repeated = await Promise.all(
+    Array.from({ length: 5 }, () => call("iago", "POST", denmark)),
+  );
+  expect(repeated.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+  expect(await defaults()).toEqual([...new Set([...before, denmark])].sort((a, b) => a - b));
+  expect(
+    (await server.db.prisma.channel.findUniqueOrThrow({ where: { id: heath.id } }))
+      .is_default_stream,
+  ).toBe(false);
 });
