@@ -1,6 +1,7 @@
 // Regenerates test/fixtures/zulip-openapi/*.json from Zulip's OpenAPI excerpts:
 //
-//   node scripts/zulip-fixtures.mjs <folder holding zulip-openapi-{subset,companions,session}.yaml>
+//   node scripts/zulip-fixtures.mjs <folder holding zulip-openapi-{subset,companions,session}.yaml
+//                                     and zulip-openapi-10.2-full.yaml>
 //
 // Keeps what a validator reads (paths, parameters, request bodies, responses,
 // schemas) and drops Zulip's prose (descriptions, summaries, examples, the
@@ -9,7 +10,13 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 
-const FILES = ["subset", "companions", "session"];
+/** Each fixture and the document it is made from. */
+const FILES = {
+  subset: "zulip-openapi-subset.yaml",
+  companions: "zulip-openapi-companions.yaml",
+  session: "zulip-openapi-session.yaml",
+  full: "zulip-openapi-10.2-full.yaml",
+};
 /** Keys of prose or documentation tooling, dropped wherever they are keywords (not property names). */
 const PROSE = new Set([
   "description",
@@ -53,8 +60,8 @@ if (source === undefined) {
   process.exit(2);
 }
 const target = join(import.meta.dirname, "../test/fixtures/zulip-openapi");
-for (const name of FILES) {
-  const document = parse(readFileSync(join(source, `zulip-openapi-${name}.yaml`), "utf8"));
+for (const [name, file] of Object.entries(FILES)) {
+  const document = parse(readFileSync(join(source, file), "utf8"));
   const { openapi, paths, components } = document;
   const kept = strip({ openapi, paths, components }, undefined);
   writeFileSync(join(target, `${name}.json`), `${JSON.stringify(kept, null, 1)}\n`);

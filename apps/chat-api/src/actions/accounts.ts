@@ -14,6 +14,7 @@ import {
   userWithProfile,
 } from "../db/queries/users";
 import { advancePointer, pointerOf } from "../db/queries/user-settings";
+import { deleteQueuesOfUsers } from "../db/queries/events";
 import { activeBotIds } from "../db/queries/bots";
 import { codePoints } from "../lib/text";
 import type { Tx } from "../db/kysely";
@@ -151,13 +152,21 @@ async function changeAndAnnounce(
 /**
  * Deactivates (or reactivates) a user or bot; its API key stops (or starts)
  * working on every replica at once. A deactivated user's active bots are
- * deactivated with it, as Zulip does (reactivating the user leaves them off).
+ * deactivated with it, as Zulip does (reactivating the user leaves them off),
+ * and their event queues are deleted: a poll waiting on any replica ends.
+ * `alsoInTx` runs in the same transaction (an e-mail to queue, say).
  */
-export async function doSetUserActive(deps: Deps, userId: number, active: boolean): Promise<void> {
+export async function doSetUserActive(
+  deps: Deps,
+  userId: number,
+  active: boolean,
+  alsoInTx?: (tx: Tx) => Promise<void>,
+): Promise<void> {
   await changeAndAnnounce(deps, async (tx) => {
     const user = await setUserActive(tx, userId, active);
     const bots = active ? [] : await activeBotIds(tx, userId);
     await deactivateUsers(tx, bots);
+    if (!active) await deleteQueuesOfUsers(tx, [userId, ...bots]);
     // `realm_user` `update` with `is_active` (Zulip's since feature level 222).
     const audience = await activeUserIds(tx, user.realm_id);
     for (const id of [userId, ...bots])
@@ -166,6 +175,7 @@ export async function doSetUserActive(deps: Deps, userId: number, active: boolea
         op: "update",
         person: { user_id: id, is_active: active },
       });
+    await alsoInTx?.(tx);
     return [{ user: userId }, ...bots.map((id) => ({ user: id }))];
   });
 }

@@ -1,11 +1,12 @@
-import { activeUserIds, userById } from "../db/queries/users";
-import { setFullName, updateUserSettings } from "../db/queries/user-settings";
+import { userById } from "../db/queries/users";
+import { updateUserSettings } from "../db/queries/user-settings";
 import { JsonableError } from "@repo/envelope";
 import type { Prisma } from "../gen/prisma/client";
 import { sendEvent } from "../realtime/queue";
 import type { AuthedUser } from "../caches/auth";
 import { SETTING_RULES, type SettingValue, userSettings } from "../lib/user-settings";
 import { checkFullName } from "./accounts";
+import { renamePerson } from "./user-admin";
 import type { DatabaseAndBus } from "../caches/cache-bus";
 
 /** Settings kept in columns of `users` rather than in its `settings` object. */
@@ -89,12 +90,7 @@ export async function doUpdateSettings(
         });
     }
     if (name === undefined || name === row.full_name) return false;
-    await setFullName(tx, user.id, name);
-    await sendEvent(tx, await activeUserIds(tx, user.realm_id), {
-      type: "realm_user",
-      op: "update",
-      person: { user_id: user.id, full_name: name },
-    });
+    await renamePerson(tx, user.realm_id, user.id, name);
     // The cached identity of every replica carries the name.
     await bus.announce(tx, { user: user.id });
     return true;

@@ -9,6 +9,13 @@ import { SETTING_RULES, type SettingValue } from "../lib/user-settings";
 import { doUpdateSettings } from "../actions/settings";
 import { doCreateUser, doUpdatePointer, readPointer } from "../actions/accounts";
 import { userEndpoint } from "../http/typed-endpoint";
+import {
+  doDeactivateOwnUser,
+  doDeactivateUser,
+  doReactivateUser,
+  doUpdateUser,
+} from "../actions/user-admin";
+import { realmUrl } from "../lib/realm-url";
 import type { Services } from "../http/context";
 
 /** PATCH /settings' parameters: every setting of SETTING_RULES, each optional. */
@@ -34,6 +41,31 @@ const userParams = {
 const viewOptions = (params: ParamValues<typeof userParams>) => ({
   clientGravatar: params.client_gravatar,
   customProfileFields: params.include_custom_profile_fields,
+});
+
+/** PATCH /users/{user_id} and /users/{email}'s parameters. */
+const updateUserParams = {
+  full_name: str({ maxLength: 1000 }).optional(),
+  role: int().optional(),
+  profile_data: json(
+    z
+      .array(
+        z
+          .object({
+            id: z.number().int(),
+            value: z.union([z.string().max(10_000), z.array(z.number().int()).max(1000), z.null()]),
+          })
+          .strict(),
+      )
+      .max(1000),
+  ).optional(),
+};
+
+/** {@link updateUserParams} as doUpdateUser takes them. */
+const userChange = (params: ParamValues<typeof updateUserParams>) => ({
+  fullName: params.full_name,
+  role: params.role,
+  profileData: params.profile_data,
 });
 
 /** The realm's users: the caller's own account (the first call clients make), the directory, one user, a user's subscription. */
@@ -136,6 +168,83 @@ export function userRoutes(services: Services) {
       async ({ user, path, params }) => ({
         user: await userByRef(db, user, path.email, viewOptions(params)),
       }),
+    ),
+    updateUser: userEndpoint(
+      {
+        pathParams: ["user_id"],
+        operationId: "update-user",
+        summary: "Update a user",
+        tag: "users",
+        access: { role: "administrator" },
+        params: updateUserParams,
+      },
+      async ({ user, path, params }) => {
+        await doUpdateUser(services, user, path.user_id, userChange(params));
+        return {};
+      },
+    ),
+    updateUserByEmail: userEndpoint(
+      {
+        pathParams: ["email"],
+        operationId: "update-user-by-email",
+        summary: "Update a user by email",
+        tag: "users",
+        access: { role: "administrator" },
+        params: updateUserParams,
+      },
+      async ({ user, path, params }) => {
+        await doUpdateUser(services, user, path.email, userChange(params));
+        return {};
+      },
+    ),
+    deactivateUser: userEndpoint(
+      {
+        pathParams: ["user_id"],
+        operationId: "deactivate-user",
+        summary: "Deactivate a user",
+        tag: "users",
+        access: { role: "administrator" },
+        params: { deactivation_notification_comment: str({ maxLength: 2000 }).optional() },
+      },
+      async ({ user, realm, path, params }) => {
+        await doDeactivateUser(
+          services,
+          user,
+          path.user_id,
+          params.deactivation_notification_comment,
+          {
+            name: realm.name,
+            url: realmUrl(config, realm),
+          },
+        );
+        return {};
+      },
+    ),
+    reactivateUser: userEndpoint(
+      {
+        pathParams: ["user_id"],
+        operationId: "reactivate-user",
+        summary: "Reactivate a user",
+        tag: "users",
+        access: { role: "administrator" },
+        params: {},
+      },
+      async ({ user, path }) => {
+        await doReactivateUser(services, user, path.user_id);
+        return {};
+      },
+    ),
+    deactivateOwnUser: userEndpoint(
+      {
+        operationId: "deactivate-own-user",
+        summary: "Deactivate own user",
+        tag: "users",
+        params: {},
+      },
+      async ({ user }) => {
+        await doDeactivateOwnUser(services, user);
+        return {};
+      },
     ),
     getSubscriptionStatus: userEndpoint(
       {

@@ -237,6 +237,12 @@ export async function deleteUserQueue(tx: Tx, userId: number, queueId: string): 
   return (await deleteQueuesWhere(tx, sql`id = ${queueId} AND user_id = ${userId}`)) > 0;
 }
 
+/** Deletes every queue of the users `userIds` (their polls end, on every replica); answers how many. */
+export async function deleteQueuesOfUsers(tx: Tx, userIds: readonly number[]): Promise<number> {
+  if (userIds.length === 0) return 0;
+  return deleteQueuesWhere(tx, sql`user_id = ANY(${[...userIds]}::int[])`);
+}
+
 /**
  * Deletes the queues nobody polled for their idle timeout (`idle_timeout_seconds`
  * of their options, else `defaultSeconds`) before `now`; returns how many.

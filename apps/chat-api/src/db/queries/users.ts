@@ -276,3 +276,22 @@ export function usersByIdOrEmail(
     select: { id: true, email: true, is_active: true },
   });
 }
+
+/** Ids of the realm's active human owners. */
+export async function activeOwnerIds(tx: Tx, realmId: number): Promise<number[]> {
+  const rows = await tx.prisma.user.findMany({
+    where: { realm_id: realmId, is_active: true, is_bot: false, role: Role.OWNER },
+    select: { id: true },
+  });
+  return rows.map((r) => r.id);
+}
+
+/** How many active accounts (bots included) the realm has. */
+export function activeAccountCount(tx: Tx, realmId: number): Promise<number> {
+  return tx.prisma.user.count({ where: { realm_id: realmId, is_active: true } });
+}
+
+/** Sets user `userId`'s role. */
+export async function setRole(tx: Tx, userId: number, role: number): Promise<void> {
+  await tx.q.updateTable("users").set({ role }).where("id", "=", userId).execute();
+}
