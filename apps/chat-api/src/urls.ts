@@ -141,6 +141,7 @@ export function buildApi(services: Services): Api {
     url("PATCH", "/users/{email}", users.updateUserByEmail),
     url("POST", "/user_groups/create", groups.createUserGroup),
     url("GET", "/user_groups", groups.getUserGroups),
+    url("PATCH", "/user_groups/{user_group_id}", groups.updateUserGroup),
     url("POST", "/user_groups/{user_group_id}/members", groups.updateUserGroupMembers),
     url("GET", "/user_groups/{user_group_id}/members", groups.getUserGroupMembers),
     url("POST", "/user_groups/{user_group_id}/subgroups", groups.updateUserGroupSubgroups),

@@ -29,7 +29,6 @@ const NOT_YET = [
   "PATCH /realm/filters/{filter_id}",
   "PATCH /realm/user_settings_defaults",
   "PATCH /scheduled_messages/{scheduled_message_id}",
-  "PATCH /user_groups/{user_group_id}",
   "POST /export/realm",
   "POST /invites/{invite_id}/resend",
   "POST /messages/{message_id}/typing",

@@ -10,7 +10,7 @@ import {
 import type { TopicsPolicy } from "../gen/prisma/client";
 import { sendEvent } from "../realtime/queue";
 import type { AuthedUser } from "../caches/auth";
-import { type GroupSettingValue, readGroupSetting, storeGroupSetting } from "./group-settings";
+import { type GroupSettingUpdate, changeGroupSetting } from "./group-settings";
 import { renderAhead } from "./render-context";
 import { Role, isAdministrator, isOwner } from "../lib/roles";
 import { codePoints } from "../lib/text";
@@ -22,12 +22,6 @@ import {
 import { accessChannelById, channelAudience, channelByName } from "./channels";
 import { checkChannelName, parseRetentionDays } from "./channel-create";
 import { isGroupMember } from "./user-groups";
-
-/** A group setting's change: the new value, and the value the client believes current. */
-export interface GroupSettingUpdate {
-  new: GroupSettingValue;
-  old?: GroupSettingValue | undefined;
-}
 
 /** What PATCH /streams/{stream_id} asks to change (undefined: unchanged). */
 export interface ChannelUpdate {
@@ -44,9 +38,6 @@ export interface ChannelUpdate {
   topicsPolicy?: TopicsPolicy | undefined;
   groups: Partial<Record<ChannelGroupSetting, GroupSettingUpdate>>;
 }
-
-const sameValue = (a: GroupSettingValue, b: GroupSettingValue): boolean =>
-  JSON.stringify(a) === JSON.stringify(b);
 
 /**
  * PATCH /streams/{stream_id}: changes a channel's name, description, privacy,
@@ -164,11 +155,9 @@ export async function doUpdateChannel(
       const change = update.groups[name];
       if (change === undefined) continue;
       const column = `${name}_id` as const;
-      const current = await readGroupSetting(tx, channel[column]);
-      if (change.old !== undefined && !sameValue(change.old, current))
-        throw new JsonableError("'old' value does not match the expected value.");
-      if (sameValue(change.new, current)) continue;
-      data[column] = await storeGroupSetting(tx, channel.realm_id, change.new);
+      const next = await changeGroupSetting(tx, channel.realm_id, channel[column], change);
+      if (next === undefined) continue;
+      data[column] = next;
       changes.push({ property: name, value: change.new });
     }
     if (Object.keys(data).length === 0) return;

@@ -69,3 +69,30 @@ export async function readGroupSettings(
     ]),
   );
 }
+
+/** A group setting's change: the new value, and the value the client believes current. */
+export interface GroupSettingUpdate {
+  new: GroupSettingValue;
+  old?: GroupSettingValue | undefined;
+}
+
+/**
+ * Applies `change` to a setting that points at `currentId` (null: unset), in
+ * `tx`: checks `old` against the current value (Zulip's error when it
+ * differs) and answers the group id to point the setting at, or undefined
+ * when the value stays.
+ */
+export async function changeGroupSetting(
+  tx: Tx,
+  realmId: number,
+  currentId: number | null,
+  change: GroupSettingUpdate,
+): Promise<number | undefined> {
+  const current = currentId === null ? null : await readGroupSetting(tx, currentId);
+  const same = (a: GroupSettingValue, b: GroupSettingValue | null) =>
+    JSON.stringify(a) === JSON.stringify(b);
+  if (change.old !== undefined && !same(change.old, current))
+    throw new JsonableError("'old' value does not match the expected value.");
+  if (same(change.new, current)) return undefined;
+  return storeGroupSetting(tx, realmId, change.new);
+}

@@ -25,7 +25,8 @@ import { isGroupMember } from "./user-groups";
  * its settings allow (POST /user_groups/{id}/members and /subgroups).
  */
 
-type GroupPermission = "can_add_members_group_id" | "can_remove_members_group_id";
+type GroupPermission =
+  "can_add_members_group_id" | "can_remove_members_group_id" | "can_manage_group_id";
 
 /**
  * A named, non-system group of the caller's realm that the caller may change:
@@ -33,7 +34,7 @@ type GroupPermission = "can_add_members_group_id" | "can_remove_members_group_id
  * of the group's `can_manage_group`, or of the setting `permission` names.
  * Deactivated groups may still be changed (feature level 391).
  */
-async function accessGroupForUpdate(
+export async function accessGroupForUpdate(
   db: Database,
   user: { id: number; realm_id: number },
   groupId: number,

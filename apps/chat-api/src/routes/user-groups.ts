@@ -8,7 +8,8 @@ import {
 import { doUpdateMembers, doUpdateSubgroups } from "../actions/user-group-members";
 import { doDeactivateUserGroup } from "../actions/user-group-deactivation";
 import { MAX_USERS_PER_REQUEST } from "../actions/user-lookup";
-import { bool, groupSettingParam, json, str } from "../http/params";
+import { bool, groupSettingParam, groupSettingUpdateParam, json, str } from "../http/params";
+import { checkGroupName, doUpdateUserGroup } from "../actions/user-group-update";
 import { z } from "zod";
 import { userEndpoint } from "../http/typed-endpoint";
 import type { Services } from "../http/context";
@@ -168,13 +169,37 @@ export function userGroupRoutes({ db }: Services) {
       async ({ user, params }) => {
         const { name, description, members, subgroups, ...settings } = params;
         const groupId = await doCreateUserGroup(db, user, {
-          name: name.trim(),
+          name: checkGroupName(name.trim()),
           description,
           members,
           subgroups,
           settings,
         });
         return { group_id: groupId };
+      },
+    ),
+    updateUserGroup: userEndpoint(
+      {
+        pathParams: ["user_group_id"],
+        operationId: "update-user-group",
+        summary: "Update a user group",
+        tag: "users",
+        access: { guests: false },
+        params: {
+          name: str({ maxLength: 1000 }).optional(),
+          description: str({ maxLength: 1024 }).optional(),
+          can_add_members_group: groupSettingUpdateParam().optional(),
+          can_join_group: groupSettingUpdateParam().optional(),
+          can_leave_group: groupSettingUpdateParam().optional(),
+          can_manage_group: groupSettingUpdateParam().optional(),
+          can_mention_group: groupSettingUpdateParam().optional(),
+          can_remove_members_group: groupSettingUpdateParam().optional(),
+        },
+      },
+      async ({ user, path, params }) => {
+        const { name, description, ...settings } = params;
+        await doUpdateUserGroup(db, user, path.user_group_id, { name, description, settings });
+        return {};
       },
     ),
   };

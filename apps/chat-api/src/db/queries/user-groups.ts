@@ -393,3 +393,12 @@ export async function activeMembersOfGroups(
     .execute();
   return rows.map((r) => r.user_id);
 }
+
+/** Changes columns of user group `groupId`. */
+export async function updateUserGroup(
+  tx: Tx,
+  groupId: number,
+  change: Partial<Omit<UserGroupRow, "realm_id">>,
+): Promise<void> {
+  await tx.prisma.userGroup.update({ where: { id: groupId }, data: change });
+}
