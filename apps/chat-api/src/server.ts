@@ -4,6 +4,7 @@ import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import { createApp } from "./app";
 import { deliverDueReminders } from "./actions/reminders";
+import { deliverDueScheduledMessages } from "./actions/scheduled-messages";
 import { deleteExpiredMessages } from "./actions/retention";
 import { collectIdleQueues } from "./realtime/queue";
 import { closeRenderPool } from "./lib/render-pool";
@@ -105,6 +106,13 @@ export async function startServer(
       })
       .catch((error: unknown) => {
         services.logger.warn({ err: error }, "could not deliver reminders");
+      });
+    deliverDueScheduledMessages(services.db, new Date())
+      .then((count) => {
+        if (count > 0) services.logger.info({ count }, "sent scheduled messages");
+      })
+      .catch((error: unknown) => {
+        services.logger.warn({ err: error }, "could not send scheduled messages");
       });
   }, services.config.CHAT_REMINDER_POLL_SECONDS * 1000);
   scheduler.unref();

@@ -21,6 +21,7 @@ import { pushRoutes } from "./routes/push";
 import { realmRoutes } from "./routes/realm";
 import { reactionRoutes } from "./routes/reactions";
 import { reminderRoutes } from "./routes/reminders";
+import { scheduledMessageRoutes } from "./routes/scheduled-messages";
 import { savedSnippetRoutes } from "./routes/saved-snippets";
 import { serverRoutes } from "./routes/server";
 import { subscriptionRoutes } from "./routes/subscriptions";
@@ -37,6 +38,7 @@ export function buildApi(services: Services): Api {
   const flags = messageFlagRoutes(services);
   const uploads = uploadRoutes(services);
   const reminders = reminderRoutes(services);
+  const scheduled = scheduledMessageRoutes(services);
   const drafts = draftRoutes(services);
   const snippets = savedSnippetRoutes(services);
   const reactions = reactionRoutes(services);
@@ -80,6 +82,11 @@ export function buildApi(services: Services): Api {
     url("GET", "/user_uploads/{realm_id_str}/{filename}", uploads.getFileTemporaryUrl),
     url("GET", "/attachments", uploads.getAttachments),
     url("DELETE", "/attachments/{attachment_id}", uploads.removeAttachment),
+    // Scheduled messages
+    url("GET", "/scheduled_messages", scheduled.getScheduledMessages),
+    url("POST", "/scheduled_messages", scheduled.createScheduledMessage),
+    url("PATCH", "/scheduled_messages/{scheduled_message_id}", scheduled.updateScheduledMessage),
+    url("DELETE", "/scheduled_messages/{scheduled_message_id}", scheduled.deleteScheduledMessage),
     // Message reminders
     url("POST", "/reminders", reminders.createMessageReminder),
     url("GET", "/reminders", reminders.getReminders),

@@ -306,6 +306,31 @@ describe("round trips", () => {
     });
   });
 
+  it("ScheduledMessage, with its direct recipients as an integer array", async () => {
+    const direct = await db.prisma.scheduledMessage.create({
+      data: {
+        realm_id: ids.realm,
+        sender_id: ids.hamlet,
+        to_user_ids: [ids.iago, ids.hamlet],
+        content: "later",
+        rendered_content: "<p>later</p>",
+        scheduled_timestamp: at,
+      },
+    });
+    expect(
+      await db.prisma.scheduledMessage.findUniqueOrThrow({ where: { id: direct.id } }),
+    ).toMatchObject({
+      channel_id: null,
+      topic: "",
+      to_user_ids: [ids.iago, ids.hamlet],
+      read_by_sender: null,
+      delivered: false,
+      failed: false,
+      failure_message: null,
+      scheduled_timestamp: at,
+    });
+  });
+
   it("Invitation and ReusableInvitation, with channels and groups, in separate id spaces", async () => {
     const invitation = await db.prisma.invitation.create({
       data: {

@@ -317,6 +317,74 @@ export type OutgoingMessage = (
   | { kind: "direct"; to: readonly (number | string)[]; content: string }
 ) & { echo?: LocalEcho };
 
+/** A direct message's recipients checked: users of the realm, all active; answers their ids. */
+async function checkDirectRecipients(
+  tx: Tx,
+  user: AuthedUser,
+  to: readonly (number | string)[],
+): Promise<number[]> {
+  if (to.length === 0) throw new JsonableError("Message must have recipients");
+  const found = await findUsers(tx, user.realm_id, to, (recipient) => {
+    throw new JsonableError(
+      typeof recipient === "number"
+        ? `Invalid user ID ${String(recipient)}`
+        : `Invalid email '${recipient}'`,
+    );
+  });
+  const inactive = found.find((recipient) => !recipient.is_active);
+  if (inactive !== undefined)
+    throw new JsonableError(`'${inactive.email}' is no longer using Zulip.`);
+  return found.map((recipient) => recipient.id);
+}
+
+/** A message checked with Zulip's rules: its content as stored and where it goes. */
+export interface CheckedMessage {
+  content: string;
+  destination: Destination;
+}
+
+/**
+ * Checks a message `user` would send now with POST /messages' rules (see
+ * {@link doSendMessage}), without sending it: what a scheduled message is
+ * checked with when it is scheduled, and again when it is sent.
+ */
+export async function checkOutgoing(
+  tx: Tx,
+  user: AuthedUser,
+  outgoing: OutgoingMessage,
+): Promise<CheckedMessage> {
+  const content = checkContent(outgoing.content);
+  if (outgoing.kind === "direct")
+    return {
+      content,
+      destination: {
+        kind: "direct",
+        userIds: await checkDirectRecipients(tx, user, outgoing.to),
+      },
+    };
+  const topic = checkTopic(outgoing.topic);
+  const channel = await channelToPostTo(tx, user, outgoing.to, topic);
+  return { content, destination: { kind: "channel", channel, topic } };
+}
+
+/**
+ * Sends a message checked with {@link checkOutgoing} inside transaction
+ * `tx`, with its files linked: how the server sends a scheduled message in
+ * the transaction that marks it sent. Returns the message id.
+ */
+export async function sendCheckedMessage(
+  tx: Tx,
+  user: AuthedUser,
+  { content, destination }: CheckedMessage,
+): Promise<number> {
+  const id = await storeMessage(
+    tx,
+    await readAndBuildMessage(tx, user, destination, content, user.id),
+  );
+  await linkMessageFiles(tx, user, id, content, false);
+  return id;
+}
+
 /**
  * POST /messages: checks the destination and content with Zulip's rules
  * (channel access, posting and topic permissions, the channel's topics
@@ -330,18 +398,7 @@ export async function doSendMessage(
 ): Promise<number> {
   const content = checkContent(outgoing.content);
   if (outgoing.kind === "direct") {
-    if (outgoing.to.length === 0) throw new JsonableError("Message must have recipients");
-    const found = await findUsers(db, user.realm_id, outgoing.to, (recipient) => {
-      throw new JsonableError(
-        typeof recipient === "number"
-          ? `Invalid user ID ${String(recipient)}`
-          : `Invalid email '${recipient}'`,
-      );
-    });
-    const inactive = found.find((recipient) => !recipient.is_active);
-    if (inactive !== undefined)
-      throw new JsonableError(`'${inactive.email}' is no longer using Zulip.`);
-    const ids = found.map((recipient) => recipient.id);
+    const ids = await checkDirectRecipients(db, user, outgoing.to);
     return storeSentMessage(db, user, { kind: "direct", userIds: ids }, content, outgoing.echo);
   }
   const topic = checkTopic(outgoing.topic);

@@ -21,6 +21,7 @@ import {
 import { listLegacyFilters, listLinkifiers } from "../actions/realm-linkifiers";
 import { listProfileFields } from "../actions/custom-profile-fields";
 import { listReminders } from "../actions/reminders";
+import { listScheduledMessages } from "../actions/scheduled-messages";
 import { listSavedSnippets } from "../actions/saved-snippets";
 import { listUserGroups } from "../actions/user-groups";
 import { realmStatuses } from "../actions/user-status";
@@ -181,7 +182,8 @@ export async function fetchInitialState(
   if (wants("reminders")) part(async () => ({ reminders: await listReminders(db, user.id) }));
   if (wants("saved_snippets"))
     part(async () => ({ saved_snippets: await listSavedSnippets(db, user.id) }));
-  if (wants("scheduled_messages")) part(() => Promise.resolve({ scheduled_messages: [] }));
+  if (wants("scheduled_messages"))
+    part(async () => ({ scheduled_messages: await listScheduledMessages(db, user.id) }));
   if (wants("starred_messages"))
     part(async () => ({
       starred_messages: await messagesFlagged(db, user.id, MESSAGE_FLAGS.starred),

@@ -204,11 +204,15 @@ const extraEvents = load("events-extra") as { events: Json[] };
 
 /**
  * A validator of a `GET /events` answer in which every event must be one that
- * Zulip describes: a branch of companions.json's `/events` schema or of
- * events-extra.json. Answers the errors, empty when the body conforms.
+ * Zulip describes: a branch of companions.json's `/events` schema, of
+ * events-extra.json, or of the whole 10.2 document's (full.json). Answers the
+ * errors, empty when the body conforms.
  */
 export function eventsSchema(): (body: unknown) => string[] {
-  return eventsOf(documents.companions, extraEvents.events);
+  return eventsOf([
+    [documents.companions, extraEvents.events],
+    [documents.full, []],
+  ]);
 }
 
 /**
@@ -218,17 +222,24 @@ export function eventsSchema(): (body: unknown) => string[] {
  * with it.
  */
 export function fullEventsSchema(): (body: unknown) => string[] {
-  return eventsOf(documents.full, []);
+  return eventsOf([[documents.full, []]]);
 }
 
-/** A validator of `/events` answers: each event one of `document`'s, or of `extra`. */
-function eventsOf(document: Json, extra: readonly Json[]): (body: unknown) => string[] {
+/** The event schemas of `document`'s `/events` answer, with `extra`, their `$ref`s inlined. */
+function eventBranches(document: Json, extra: readonly Json[]): Json[] {
   const operation = ((document.paths as Json)["/events"] as Json).get as Json;
   const response = ((operation.responses as Json)["200"] as Json).content as Json;
   const [, own] = ((response["application/json"] as Json).schema as Json).allOf as Json[];
   const described = ((((own?.properties as Json).events as Json).items as Json).oneOf ??
     []) as Json[];
-  const item = normalize({ anyOf: [...described, ...extra] }, document) as Json;
+  return normalize([...described, ...extra], document) as Json[];
+}
+
+/** A validator of `/events` answers: each event one of the documents' (each with its extra ones). */
+function eventsOf(sources: readonly [Json, readonly Json[]][]): (body: unknown) => string[] {
+  const item = {
+    anyOf: sources.flatMap(([document, extra]) => eventBranches(document, extra)),
+  } as Json;
   allowNewerChannelFields(item);
   const validateItem = ajv.compile(item);
   return (body) => {

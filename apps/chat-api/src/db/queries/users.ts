@@ -3,11 +3,8 @@ import type { Tx } from "../kysely";
 import { Role } from "../../lib/roles";
 import { caselessEquals, sameText } from "./text";
 
-/**
- * The account whose API key is `apiKey`, with what authentication needs of
- * it and whether its realm is deactivated, in one statement.
- */
-export function accountByApiKey(tx: Tx, apiKey: string) {
+/** The columns of an account that authentication needs, with whether its realm is deactivated. */
+function accounts(tx: Tx) {
   return tx.q
     .selectFrom("users as u")
     .innerJoin("realms as r", "r.id", "u.realm_id")
@@ -25,9 +22,20 @@ export function accountByApiKey(tx: Tx, apiKey: string) {
       "u.is_system_bot",
       "u.api_key",
       "r.deactivated as realm_deactivated",
-    ])
-    .where("u.api_key", "=", apiKey)
-    .executeTakeFirst();
+    ]);
+}
+
+/**
+ * The account whose API key is `apiKey`, with what authentication needs of
+ * it and whether its realm is deactivated, in one statement.
+ */
+export function accountByApiKey(tx: Tx, apiKey: string) {
+  return accounts(tx).where("u.api_key", "=", apiKey).executeTakeFirst();
+}
+
+/** Account `userId` as {@link accountByApiKey} reads it (the server acting for it: a scheduled send). */
+export function accountById(tx: Tx, userId: number) {
+  return accounts(tx).where("u.id", "=", userId).executeTakeFirst();
 }
 
 /** The realm's account whose delivery address is `email` (any case), active or not. */
