@@ -119,6 +119,7 @@ export function buildApi(services: Services): Api {
     url("POST", "/channels/create", channels.createChannel),
     url("PATCH", "/streams/{stream_id}", channels.updateStream),
     url("DELETE", "/streams/{stream_id}", channels.archiveStream),
+    url("POST", "/streams/{stream_id}/delete_topic", channels.deleteTopic),
     url("POST", "/default_streams", channels.addDefaultStream),
     url("DELETE", "/default_streams", channels.removeDefaultStream),
     url("POST", "/channel_folders/create", folders.createChannelFolder),

@@ -31,7 +31,6 @@ const NOT_YET = [
   "POST /messages/{message_id}/typing",
   "POST /mobile_push/test_notification",
   "POST /realm/playgrounds",
-  "POST /streams/{stream_id}/delete_topic",
 ];
 
 let server: TestServer;

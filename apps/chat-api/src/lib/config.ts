@@ -73,6 +73,8 @@ const schema = z.object({
   /** Requests per minute of one IP address without authentication. */
   CHAT_RATE_LIMIT_IP_PER_MINUTE: z.coerce.number().int().positive().default(100),
   CHAT_MARK_READ_BUDGET_MS: z.coerce.number().int().positive().default(50_000),
+  /** How long one POST /streams/{id}/delete_topic deletes before answering `complete: false` (Zulip's 50 s). */
+  CHAT_DELETE_TOPIC_BUDGET_MS: z.coerce.number().int().positive().default(50_000),
   CHAT_LOG_LEVEL: z
     .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
     .default("info"),

@@ -25,6 +25,7 @@ import {
   str,
 } from "../http/params";
 import { type ChannelUpdate, doUpdateChannel } from "../actions/channel-update";
+import { doDeleteTopic } from "../actions/topic-deletion";
 import { userEndpoint } from "../http/typed-endpoint";
 import type { Services } from "../http/context";
 
@@ -257,6 +258,24 @@ export function channelRoutes({ db, config }: Services) {
         await doArchiveChannel(db, user, path.stream_id);
         return {};
       },
+    ),
+    deleteTopic: userEndpoint(
+      {
+        pathParams: ["stream_id"],
+        operationId: "delete-topic",
+        summary: "Delete a topic",
+        tag: "channels",
+        access: { role: "administrator" },
+        params: { topic_name: str({ ownNulCheck: true }) },
+      },
+      async ({ user, path, params }) =>
+        doDeleteTopic(
+          db,
+          user,
+          path.stream_id,
+          params.topic_name,
+          config.CHAT_DELETE_TOPIC_BUDGET_MS,
+        ),
     ),
     getStreamId: userEndpoint(
       {

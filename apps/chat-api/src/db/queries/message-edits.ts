@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import type { Tx } from "../kysely";
-import { caselessEquals } from "./text";
+import { caselessEquals, sameText } from "./text";
 
 /** One entry of a message's `edit_history`. */
 export interface EditEntry {
@@ -202,4 +202,35 @@ export async function moveMessages(
 export async function deleteMessages(tx: Tx, ids: readonly number[]): Promise<number> {
   const { count } = await tx.prisma.message.deleteMany({ where: { id: { in: [...ids] } } });
   return count;
+}
+
+/**
+ * The newest `limit` messages of a topic (any case) of channel `channelId`,
+ * row-locked (a concurrent edit or deletion finishes first): those `heldBy`
+ * holds when given (a channel whose history is not public to subscribers).
+ */
+export async function newestTopicMessagesForUpdate(
+  tx: Tx,
+  channelId: number,
+  topic: string,
+  heldBy: number | undefined,
+  limit: number,
+): Promise<number[]> {
+  let query = tx.q
+    .selectFrom("messages as m")
+    .select("m.id")
+    .where("m.channel_id", "=", channelId)
+    .where((eb) => sameText(eb, "m.topic", topic));
+  if (heldBy !== undefined)
+    query = query.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom("user_messages as um")
+          .select("um.message_id")
+          .whereRef("um.message_id", "=", "m.id")
+          .where("um.user_id", "=", heldBy),
+      ),
+    );
+  const rows = await query.orderBy("m.id", "desc").limit(limit).forUpdate().execute();
+  return rows.map((r) => r.id);
 }
