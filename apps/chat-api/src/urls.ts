@@ -176,6 +176,7 @@ export function buildApi(services: Services): Api {
     url("GET", "/realm/linkifiers", realm.getLinkifiers),
     url("GET", "/realm/filters", realm.getLegacyFilters),
     url("POST", "/realm/filters", realm.addLinkifier),
+    url("PATCH", "/realm/filters/{filter_id}", realm.updateLinkifier),
     url("DELETE", "/realm/filters/{filter_id}", realm.removeLinkifier),
     url("PATCH", "/realm/linkifiers", realm.reorderLinkifiers),
     url("GET", "/realm/profile_fields", realm.getCustomProfileFields),

@@ -24,7 +24,6 @@ const NOT_YET = [
   "DELETE /realm/playgrounds/{playground_id}",
   "GET /export/realm",
   "GET /export/realm/consents",
-  "PATCH /realm/filters/{filter_id}",
   "PATCH /realm/user_settings_defaults",
   "POST /export/realm",
   "POST /invites/{invite_id}/resend",

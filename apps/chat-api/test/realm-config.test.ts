@@ -121,6 +121,63 @@ describe("POST /api/v1/realm/filters and DELETE /api/v1/realm/filters/{id}", () 
   });
 });
 
+describe("PATCH /api/v1/realm/filters/{id}", () => {
+  const validateUpdate = zulipResponseSchema("full", "/realm/filters/{filter_id}", "patch");
+  const update = (who: string, id: number, pattern: string, url_template: string) =>
+    server.call("PATCH", `/api/v1/realm/filters/${id}`, {
+      ...as(who),
+      form: { pattern, url_template },
+    });
+
+  it("changes a linkifier in place, its order kept, and messages render with it", async () => {
+    const added = await server.call("POST", "/api/v1/realm/filters", {
+      ...as("iago"),
+      form: { pattern: "OLD-(?P<id>\\d+)", url_template: "https://old.example.com/{id}" },
+    });
+    const id = added.body.id as number;
+    const order = async () =>
+      (
+        (await server.call("GET", "/api/v1/realm/linkifiers", as("hamlet"))).body.linkifiers as {
+          id: number;
+        }[]
+      ).map((l) => l.id);
+    const before = await order();
+    const reply = await update("iago", id, "NEW-(?P<num>\\d+)", "https://new.example.com/{num}");
+    expect(reply.body).toEqual({ result: "success", msg: "" });
+    expect(validateUpdate(reply.body)).toEqual([]);
+    expect(await order()).toEqual(before);
+    const row = await server.db.prisma.linkifier.findUniqueOrThrow({ where: { id } });
+    expect([row.pattern, row.url_template]).toEqual([
+      "NEW-(?P<num>\\d+)",
+      "https://new.example.com/{num}",
+    ]);
+    const rendered = await server.call("POST", "/api/v1/messages/render", {
+      ...as("hamlet"),
+      form: { content: "see NEW-42" },
+    });
+    expect(rendered.body.rendered).toContain('href="https://new.example.com/42"');
+  });
+
+  it("refuses what an add refuses, an unknown or foreign id, and members, changing nothing", async () => {
+    const [first] = await server.db.prisma.linkifier.findMany({
+      where: { realm: { subdomain: "" } },
+      orderBy: { id: "asc" },
+    });
+    const id = first?.id ?? 0;
+    const before = await server.db.prisma.linkifier.findMany({ orderBy: { id: "asc" } });
+    expect((await update("iago", id, "X-(?P<id>\\d+)", "javascript:alert({id})")).body.msg).toMatch(
+      /^Invalid URL template/,
+    );
+    expect((await update("iago", 999_999, "Y-(?P<id>\\d+)", "https://e.com/{id}")).body).toEqual(
+      error("Linkifier not found."),
+    );
+    expect((await update("hamlet", id, "Y-(?P<id>\\d+)", "https://e.com/{id}")).body).toEqual(
+      error("Must be an organization administrator", "UNAUTHORIZED_PRINCIPAL"),
+    );
+    expect(await server.db.prisma.linkifier.findMany({ orderBy: { id: "asc" } })).toEqual(before);
+  });
+});
+
 describe("POST /api/v1/realm/profile_fields", () => {
   const create = (who: string, form: Record<string, unknown>) =>
     server.call("POST", "/api/v1/realm/profile_fields", { ...as(who), form });

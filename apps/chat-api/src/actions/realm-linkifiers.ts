@@ -3,6 +3,7 @@ import {
   deleteLinkifier,
   insertLinkifier,
   linkifierPatternTaken,
+  updateLinkifier,
   linkifiersOf,
 } from "../db/queries/linkifiers";
 import { nextOrder } from "../db/queries/realms";
@@ -49,16 +50,11 @@ export function compileLinkifierPattern(pattern: string): { groups: Set<string> 
 }
 
 /**
- * Adds a linkifier at the end of the realm's order, with Zulip's checks:
- * the pattern compiles, the URL template is RFC 6570, and the two name the
- * same groups. Returns its id.
+ * Zulip's checks of a linkifier: the pattern compiles, the URL template is
+ * RFC 6570 and links to http(s) or this server, and the two name the same
+ * groups.
  */
-export async function doAddLinkifier(
-  db: Database,
-  realmId: number,
-  pattern: string,
-  urlTemplate: string,
-): Promise<number> {
+function checkLinkifier(pattern: string, urlTemplate: string): void {
   const { groups } = compileLinkifierPattern(pattern);
   const variables = templateVariables(urlTemplate);
   if (variables === null) throw new JsonableError("Invalid URL template.");
@@ -78,10 +74,22 @@ export async function doAddLinkifier(
       `Group '${missingInTemplate}' in linkifier pattern is not present in URL template.`,
     );
   }
-  const duplicate = new JsonableError("Linkifier with this Pattern and Realm already exists.");
+}
+
+const duplicatePattern = () =>
+  new JsonableError("Linkifier with this Pattern and Realm already exists.");
+
+/** Adds a linkifier at the end of the realm's order, after {@link checkLinkifier}. Returns its id. */
+export async function doAddLinkifier(
+  db: Database,
+  realmId: number,
+  pattern: string,
+  urlTemplate: string,
+): Promise<number> {
+  checkLinkifier(pattern, urlTemplate);
   try {
     return await db.transaction(async (tx) => {
-      if (await linkifierPatternTaken(tx, realmId, pattern)) throw duplicate;
+      if (await linkifierPatternTaken(tx, realmId, pattern)) throw duplicatePattern();
       const id = await insertLinkifier(tx, {
         realm_id: realmId,
         pattern,
@@ -92,7 +100,32 @@ export async function doAddLinkifier(
       return id;
     });
   } catch (error) {
-    throw isUniqueViolation(error) ? duplicate : error;
+    throw isUniqueViolation(error) ? duplicatePattern() : error;
+  }
+}
+
+/**
+ * PATCH /realm/filters/{filter_id}: changes a linkifier's pattern and URL
+ * template in place (its order stays), with {@link checkLinkifier}'s checks;
+ * another realm's or an unknown one is `Linkifier not found.`
+ */
+export async function doUpdateLinkifier(
+  db: Database,
+  realmId: number,
+  id: number,
+  pattern: string,
+  urlTemplate: string,
+): Promise<void> {
+  checkLinkifier(pattern, urlTemplate);
+  try {
+    await db.transaction(async (tx) => {
+      if (await linkifierPatternTaken(tx, realmId, pattern, id)) throw duplicatePattern();
+      if (!(await updateLinkifier(tx, realmId, id, { pattern, url_template: urlTemplate })))
+        throw new JsonableError("Linkifier not found.");
+      await sendLinkifiersEvent(tx, realmId);
+    });
+  } catch (error) {
+    throw isUniqueViolation(error) ? duplicatePattern() : error;
   }
 }
 

@@ -9,6 +9,7 @@ import {
 import {
   doAddLinkifier,
   doRemoveLinkifier,
+  doUpdateLinkifier,
   listLegacyFilters,
   listLinkifiers,
 } from "../actions/realm-linkifiers";
@@ -91,6 +92,23 @@ export function realmRoutes({ db, bus, config, uploads }: Services) {
       async ({ realm, params }) => ({
         id: await doAddLinkifier(db, realm.id, params.pattern, params.url_template),
       }),
+    ),
+    updateLinkifier: userEndpoint(
+      {
+        pathParams: ["filter_id"],
+        operationId: "update-linkifier",
+        summary: "Update a linkifier",
+        tag: "server_and_organizations",
+        access: { role: "administrator" },
+        params: {
+          pattern: str({ notBlank: true }).describe("Regular expression (Python syntax)"),
+          url_template: str({ notBlank: true }).describe("RFC 6570 URL template"),
+        },
+      },
+      async ({ realm, path, params }) => {
+        await doUpdateLinkifier(db, realm.id, path.filter_id, params.pattern, params.url_template);
+        return {};
+      },
     ),
     removeLinkifier: userEndpoint(
       {

@@ -1,12 +1,20 @@
 import type { Tx } from "../kysely";
 
-/** Whether the realm has a linkifier of this exact pattern. */
+/** Whether the realm has a linkifier of this exact pattern (other than `exceptId`). */
 export async function linkifierPatternTaken(
   tx: Tx,
   realmId: number,
   pattern: string,
+  exceptId?: number,
 ): Promise<boolean> {
-  return (await tx.prisma.linkifier.count({ where: { realm_id: realmId, pattern } })) > 0;
+  const count = await tx.prisma.linkifier.count({
+    where: {
+      realm_id: realmId,
+      pattern,
+      ...(exceptId === undefined ? {} : { id: { not: exceptId } }),
+    },
+  });
+  return count > 0;
 }
 
 /** A new linkifier's columns. */
@@ -34,4 +42,18 @@ export function linkifiersOf(tx: Tx, realmId: number) {
     where: { realm_id: realmId },
     orderBy: [{ order: "asc" }, { id: "asc" }],
   });
+}
+
+/** Changes the realm's linkifier `id`; whether there was one. */
+export async function updateLinkifier(
+  tx: Tx,
+  realmId: number,
+  id: number,
+  change: { pattern: string; url_template: string },
+): Promise<boolean> {
+  const { count } = await tx.prisma.linkifier.updateMany({
+    where: { id, realm_id: realmId },
+    data: change,
+  });
+  return count > 0;
 }
