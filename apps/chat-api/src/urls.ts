@@ -73,6 +73,7 @@ export function buildApi(services: Services): Api {
     url("POST", "/messages/{message_id}/report", messages.reportMessage),
     url("POST", "/submessage", messages.addSubmessage),
     url("POST", "/typing", messages.setTypingStatus),
+    url("POST", "/messages/{message_id}/typing", messages.setEditTypingStatus),
     url("POST", "/mark_all_as_read", flags.markAllAsRead),
     url("POST", "/mark_stream_as_read", flags.markChannelAsRead),
     url("POST", "/mark_topic_as_read", flags.markTopicAsRead),

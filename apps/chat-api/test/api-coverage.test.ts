@@ -27,7 +27,6 @@ const NOT_YET = [
   "PATCH /realm/user_settings_defaults",
   "POST /export/realm",
   "POST /invites/{invite_id}/resend",
-  "POST /messages/{message_id}/typing",
   "POST /mobile_push/test_notification",
   "POST /realm/playgrounds",
 ];

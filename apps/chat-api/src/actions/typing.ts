@@ -5,6 +5,8 @@ import { sendEvent } from "../realtime/queue";
 import type { AuthedUser } from "../caches/auth";
 import { accessChannelById } from "./channels";
 import { findUsers } from "./user-lookup";
+import { accessMessage } from "./message-edit";
+import { activeHolders } from "../db/queries/user-messages";
 
 /** Where someone is typing: to some people, or in a channel's topic. */
 export type TypingPlace =
@@ -72,5 +74,51 @@ export async function doSendTyping(
       stream_id: channel.id,
       topic: place.topic,
     });
+  });
+}
+
+/**
+ * POST /messages/{message_id}/typing (feature level 351): tells the others of
+ * a message's conversation that the caller started or stopped editing it
+ * (`typing_edit_message` events; nothing is stored). Only its sender edits
+ * its content, so only its sender's notices go out; the audience and its cap
+ * are those of {@link doSendTyping}.
+ */
+export async function doSendEditTyping(
+  db: Database,
+  user: AuthedUser,
+  messageId: number,
+  op: "start" | "stop",
+): Promise<void> {
+  const message = await accessMessage(db, user, messageId);
+  if (message.sender_id !== user.id)
+    throw new JsonableError("You don't have permission to edit this message");
+  await db.transaction(async (tx) => {
+    if (message.channel === null) {
+      const people = (await activeHolders(tx, [message.id])).map((h) => h.user_id);
+      if (people.length > MAX_TYPING_AUDIENCE) return;
+      const everyone = [...new Set([...people, user.id])].sort((a, b) => a - b);
+      await sendEvent(tx, everyone, {
+        type: "typing_edit_message",
+        op,
+        sender_id: user.id,
+        message_id: message.id,
+        recipient: { type: "direct", user_ids: everyone },
+      });
+      return;
+    }
+    const subscribers = await channelSubscriberIds(tx, message.channel.id, MAX_TYPING_AUDIENCE + 1);
+    if (subscribers.length > MAX_TYPING_AUDIENCE) return;
+    await sendEvent(
+      tx,
+      subscribers.filter((id) => id !== user.id),
+      {
+        type: "typing_edit_message",
+        op,
+        sender_id: user.id,
+        message_id: message.id,
+        recipient: { type: "channel", channel_id: message.channel.id, topic: message.topic },
+      },
+    );
   });
 }

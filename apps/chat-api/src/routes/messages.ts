@@ -8,7 +8,7 @@ import {
   matchesNarrow,
   parseAnchor,
 } from "../actions/message-fetch";
-import { doSendTyping } from "../actions/typing";
+import { doSendEditTyping, doSendTyping } from "../actions/typing";
 import { doDeleteMessage, doEditMessage } from "../actions/message-edit";
 import { messageHistory, readReceipts } from "../actions/message-history";
 import { renderPreview } from "../actions/render-context";
@@ -129,6 +129,19 @@ export function messageRoutes({ db, config }: Services) {
               },
         );
         return { id };
+      },
+    ),
+    setEditTypingStatus: userEndpoint(
+      {
+        pathParams: ["message_id"],
+        operationId: "set-typing-status-for-message-edit",
+        summary: "Set typing status for message editing",
+        tag: "messages",
+        params: { op: oneOf(["start", "stop"]) },
+      },
+      async ({ user, path, params }) => {
+        await doSendEditTyping(db, user, path.message_id, params.op);
+        return {};
       },
     ),
     getMessages: userEndpoint(
