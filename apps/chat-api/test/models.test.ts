@@ -306,6 +306,23 @@ describe("round trips", () => {
     });
   });
 
+  it("RealmPlayground, unique per language and name", async () => {
+    const row = {
+      realm_id: ids.realm,
+      name: "Go",
+      pygments_language: "Go",
+      url_template: "https://go.dev/play/?c={code}",
+    };
+    const created = await db.prisma.realmPlayground.create({ data: row });
+    expect(
+      await db.prisma.realmPlayground.findUniqueOrThrow({ where: { id: created.id } }),
+    ).toEqual({
+      id: created.id,
+      ...row,
+    });
+    await expect(db.prisma.realmPlayground.create({ data: row })).rejects.toThrow();
+  });
+
   it("ScheduledMessage, with its direct recipients as an integer array", async () => {
     const direct = await db.prisma.scheduledMessage.create({
       data: {

@@ -22,6 +22,7 @@ import { listLegacyFilters, listLinkifiers } from "../actions/realm-linkifiers";
 import { listProfileFields } from "../actions/custom-profile-fields";
 import { listReminders } from "../actions/reminders";
 import { listScheduledMessages } from "../actions/scheduled-messages";
+import { listPlaygrounds } from "../actions/realm-playgrounds";
 import { listSavedSnippets } from "../actions/saved-snippets";
 import { listUserGroups } from "../actions/user-groups";
 import { realmStatuses } from "../actions/user-status";
@@ -165,6 +166,8 @@ export async function fetchInitialState(
       };
     });
   if (wants("realm")) part(() => realmState(db, config, realm));
+  if (wants("realm_playgrounds"))
+    part(async () => ({ realm_playgrounds: await listPlaygrounds(db, realm.id) }));
   if (wants("realm_bot")) part(async () => ({ realm_bots: await ownBots(db, user) }));
   if (wants("realm_emoji"))
     part(async () => ({ realm_emoji: await listCustomEmoji(db, realm.id) }));

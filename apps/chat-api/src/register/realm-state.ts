@@ -174,7 +174,6 @@ export async function realmState(tx: Tx, config: Config, realm: Realm) {
     realm_org_type: 0,
     realm_password_auth_enabled: realm.password_auth_enabled,
     realm_plan_type: 1,
-    realm_playgrounds: [],
     realm_presence_disabled: false,
     realm_push_notifications_enabled: config.CHAT_PUSH_BOUNCER_URL !== undefined,
     realm_push_notifications_enabled_end_timestamp: null,

@@ -1,3 +1,4 @@
+import { doAddPlayground, doRemovePlayground } from "../actions/realm-playgrounds";
 import { z } from "zod";
 import { doReorderLinkifiers, doReorderProfileFields } from "../actions/realm-order";
 import { doSetModerationChannel } from "../actions/message-reports";
@@ -107,6 +108,47 @@ export function realmRoutes({ db, bus, config, uploads }: Services) {
       },
       async ({ realm, path, params }) => {
         await doUpdateLinkifier(db, realm.id, path.filter_id, params.pattern, params.url_template);
+        return {};
+      },
+    ),
+    addPlayground: userEndpoint(
+      {
+        operationId: "add-code-playground",
+        summary: "Add a code playground",
+        tag: "server_and_organizations",
+        access: { role: "administrator" },
+        params: {
+          name: str({ maxLength: 1000 }),
+          pygments_language: str({ maxLength: 1000 }),
+          url_template: str({ maxLength: 10_000 }).describe(
+            "RFC 6570 URL template with one {code}",
+          ),
+        },
+      },
+      async ({ realm, params }) => ({
+        id: await doAddPlayground(
+          db,
+          realm.id,
+          {
+            name: params.name,
+            pygmentsLanguage: params.pygments_language,
+            urlTemplate: params.url_template,
+          },
+          config.CHAT_MAX_OBJECTS_PER_USER,
+        ),
+      }),
+    ),
+    removePlayground: userEndpoint(
+      {
+        pathParams: ["playground_id"],
+        operationId: "remove-code-playground",
+        summary: "Remove a code playground",
+        tag: "server_and_organizations",
+        access: { role: "administrator" },
+        params: {},
+      },
+      async ({ realm, path }) => {
+        await doRemovePlayground(db, realm.id, path.playground_id);
         return {};
       },
     ),
