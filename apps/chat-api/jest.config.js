@@ -41,5 +41,9 @@ module.exports = {
   testTimeout: 120_000,
   // Both cores: test files of both projects run side by side.
   maxWorkers: 2,
+  // A worker that kept more than this after a test file is replaced by a fresh
+  // one: the module registries of ~90 files in one process took it past its
+  // 4 GB heap once (CI, stop 58).
+  workerIdleMemoryLimit: "1536MB",
   projects: [project("pglite"), ...(process.env.TEST_DATABASE_URL ? [project("postgres")] : [])],
 };
