@@ -167,6 +167,7 @@ export function buildApi(services: Services): Api {
     url("POST", "/invites", invites.sendInvites),
     url("POST", "/invites/multiuse", invites.createInviteLink),
     url("DELETE", "/invites/{invite_id}", invites.revokeEmailInvite),
+    url("POST", "/invites/{invite_id}/resend", invites.resendEmailInvite),
     url("DELETE", "/invites/multiuse/{invite_id}", invites.revokeInviteLink),
     // Server and organizations
     url("GET", "/server_settings", server.getServerSettings),

@@ -25,7 +25,6 @@ const NOT_YET = [
   "GET /export/realm/consents",
   "PATCH /realm/user_settings_defaults",
   "POST /export/realm",
-  "POST /invites/{invite_id}/resend",
   "POST /mobile_push/test_notification",
 ];
 

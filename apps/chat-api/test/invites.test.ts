@@ -276,3 +276,59 @@ describe("reusable links, listing and revoking", () => {
     expect(await events("hamlet")).toEqual([]);
   });
 });
+
+describe("POST /api/v1/invites/{invite_id}/resend", () => {
+  const validateResend = zulipResponseSchema("full", "/invites/{invite_id}/resend", "post");
+  const resend = (who: string, id: number) =>
+    server.call("POST", `/api/v1/invites/${id}/resend`, as(who));
+
+  it("sends the invitation again with a new link, the old one dead, the expiry kept", async () => {
+    expect(
+      (await invite("othello", { invitee_emails: "yorick@example.com", stream_ids: [] })).status,
+    ).toBe(200);
+    const before = await server.db.prisma.invitation.findFirstOrThrow({
+      where: { email: "yorick@example.com" },
+    });
+    const reply = await resend("othello", before.id);
+    expect(reply.body).toEqual({ result: "success", msg: "" });
+    expect(validateResend(reply.body)).toEqual([]);
+    const after = await server.db.prisma.invitation.findUniqueOrThrow({ where: { id: before.id } });
+    expect(after.confirmation_key).not.toBe(before.confirmation_key);
+    expect(after.expires_at).toEqual(before.expires_at);
+    const mails = await server.db.prisma.outboxEmail.findMany({
+      where: { to_address: "yorick@example.com" },
+      orderBy: { id: "asc" },
+    });
+    expect(mails).toHaveLength(2);
+    expect(mails[1]?.body_text).toContain(`/join/${after.confirmation_key}/`);
+    expect(mails[1]?.body_text).not.toContain(before.confirmation_key);
+    // An administrator may resend it too; another member may not.
+    expect((await resend("iago", before.id)).status).toBe(200);
+    expect((await resend("hamlet", before.id)).body).toEqual(
+      apiError("Must be an organization administrator"),
+    );
+  });
+
+  it("answers No such invitation for unknown, revoked, expired and foreign ones", async () => {
+    await invite("othello", { invitee_emails: "osric@example.com", stream_ids: [] });
+    const row = await server.db.prisma.invitation.findFirstOrThrow({
+      where: { email: "osric@example.com" },
+    });
+    await server.call("DELETE", `/api/v1/invites/${row.id}`, as("othello"));
+    await invite("othello", { invitee_emails: "marcellus@example.com", stream_ids: [] });
+    const expired = await server.db.prisma.invitation.update({
+      where: {
+        confirmation_key: (
+          await server.db.prisma.invitation.findFirstOrThrow({
+            where: { email: "marcellus@example.com" },
+          })
+        ).confirmation_key,
+      },
+      data: { expires_at: new Date(Date.now() - 1000) },
+    });
+    const mailsBefore = await server.db.prisma.outboxEmail.count();
+    for (const id of [999_999, row.id, expired.id])
+      expect((await resend("iago", id)).body).toEqual(apiError("No such invitation"));
+    expect(await server.db.prisma.outboxEmail.count()).toBe(mailsBefore);
+  });
+});

@@ -23,6 +23,7 @@ import {
   insertReusableInvitation,
   invitationsSince,
   pendingInvitation,
+  renewInvitation,
   pendingInvitations,
   pendingReusableInvitation,
   queueEmail,
@@ -30,7 +31,7 @@ import {
   revokeReusableInvitation,
 } from "../db/queries/invitations";
 import { isNamedUserGroup } from "../db/queries/user-groups";
-import { activeAdministratorIds } from "../db/queries/users";
+import { activeAdministratorIds, userById } from "../db/queries/users";
 
 /** How long an invitation lasts when the request does not say (Zulip's default, 10 days). */
 export const DEFAULT_INVITE_MINUTES = 14_400;
@@ -213,13 +214,7 @@ export async function doInviteUsers(
         channelIds: request.terms.channelIds,
         groupIds: request.terms.groupIds,
       });
-      const link = inviteLink(request.realmUrl, key);
-      await queueEmail(tx, {
-        realm_id: user.realm_id,
-        to_address: address,
-        subject: `${user.full_name} invited you to join ${realm.name}`,
-        body_text: `${user.full_name} (${user.email}) has invited you to join ${realm.name}.\n\nAccept the invitation: ${link}\n`,
-      });
+      await queueInvitationEmail(tx, user, realm.name, address, inviteLink(request.realmUrl, key));
     }
     await sendInvitesChanged(tx, user.realm_id, user.id);
   });
@@ -231,6 +226,65 @@ export async function doInviteUsers(
       true,
     );
   }
+}
+
+/** Queues the e-mail of an invitation from `referrer` to `address`, with its link, inside `tx`. */
+async function queueInvitationEmail(
+  tx: Tx,
+  referrer: { realm_id: number; full_name: string; email: string },
+  realmName: string,
+  address: string,
+  link: string,
+): Promise<void> {
+  await queueEmail(tx, {
+    realm_id: referrer.realm_id,
+    to_address: address,
+    subject: `${referrer.full_name} invited you to join ${realmName}`,
+    body_text: `${referrer.full_name} (${referrer.email}) has invited you to join ${realmName}.\n\nAccept the invitation: ${link}\n`,
+  });
+}
+
+/**
+ * POST /invites/{id}/resend: sends a pending, unexpired e-mail invitation
+ * again with a new link (the old one stops working; the expiry stays), by
+ * those who may revoke it; it counts toward the realm's invitations of the
+ * day. `invites_changed`.
+ */
+export async function doResendInvitation(
+  db: Database,
+  logger: Logger,
+  user: AuthedUser,
+  id: number,
+  request: { realmUrl: string; maxPerDay: number },
+): Promise<void> {
+  const address = await db.transaction(async (tx) => {
+    await lockRealm(tx, user.realm_id);
+    const invite = await pendingInvitation(tx, user.realm_id, id);
+    const now = new Date();
+    if (invite === null || (invite.expires_at !== null && invite.expires_at <= now))
+      throw new JsonableError("No such invitation");
+    checkRevoke(user, invite);
+    const sentToday = await invitationsSince(
+      tx,
+      user.realm_id,
+      new Date(now.getTime() - 86_400_000),
+    );
+    if (sentToday + 1 > request.maxPerDay) throw dailyLimitReached();
+    const key = confirmationKey();
+    await renewInvitation(tx, id, key, now);
+    const referrer = await userById(tx, invite.referred_by_id);
+    const realm = await realmById(tx, user.realm_id);
+    await queueInvitationEmail(
+      tx,
+      referrer,
+      realm.name,
+      invite.email,
+      inviteLink(request.realmUrl, key),
+    );
+    await sendInvitesChanged(tx, user.realm_id, invite.referred_by_id);
+    return invite.email;
+  });
+  logger.info({ to: address }, "invitation e-mail queued again");
 }
 
 /** POST /invites/multiuse (administrators): a reusable link; returns its URL. */

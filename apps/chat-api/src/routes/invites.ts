@@ -5,6 +5,7 @@ import {
   doCreateReusableInvite,
   doInviteUsers,
   doRevokeInvitation,
+  doResendInvitation,
   doRevokeReusableInvite,
   listInvitations,
 } from "../actions/invitations";
@@ -92,6 +93,23 @@ export function inviteRoutes({ db, config, logger }: Services) {
       },
       async ({ user, path }) => {
         await doRevokeInvitation(db, user, path.invite_id);
+        return {};
+      },
+    ),
+    resendEmailInvite: userEndpoint(
+      {
+        pathParams: ["invite_id"],
+        operationId: "resend-email-invite",
+        summary: "Resend an email invitation",
+        tag: "invites",
+        access: { guests: false },
+        params: {},
+      },
+      async ({ realm, user, path }) => {
+        await doResendInvitation(db, logger, user, path.invite_id, {
+          realmUrl: realmUrl(config, realm),
+          maxPerDay: config.CHAT_MAX_INVITES_PER_DAY,
+        });
         return {};
       },
     ),

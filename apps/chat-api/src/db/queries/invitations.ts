@@ -79,6 +79,14 @@ export function pendingReusableInvitation(tx: Tx, realmId: number, id: number) {
   });
 }
 
+/** Gives e-mail invitation `id` a new key, as sent again at `now` (it counts toward the day's invitations). */
+export async function renewInvitation(tx: Tx, id: number, key: string, now: Date): Promise<void> {
+  await tx.prisma.invitation.update({
+    where: { id },
+    data: { confirmation_key: key, date_created: now },
+  });
+}
+
 /** Revokes e-mail invitation `id`. */
 export async function revokeInvitation(tx: Tx, id: number): Promise<void> {
   await tx.prisma.invitation.update({ where: { id }, data: { status: REVOKED } });
