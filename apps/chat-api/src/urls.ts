@@ -181,6 +181,7 @@ export function buildApi(services: Services): Api {
     url("PATCH", "/realm/filters/{filter_id}", realm.updateLinkifier),
     url("DELETE", "/realm/filters/{filter_id}", realm.removeLinkifier),
     url("PATCH", "/realm/linkifiers", realm.reorderLinkifiers),
+    url("PATCH", "/realm/user_settings_defaults", realm.updateRealmUserSettingsDefaults),
     url("POST", "/realm/playgrounds", realm.addPlayground),
     url("DELETE", "/realm/playgrounds/{playground_id}", realm.removePlayground),
     url("GET", "/realm/profile_fields", realm.getCustomProfileFields),

@@ -23,7 +23,6 @@ const NOT_RUN = ["GET /calls/bigbluebutton/create", "POST /zulip-outgoing-webhoo
 const NOT_YET = [
   "GET /export/realm",
   "GET /export/realm/consents",
-  "PATCH /realm/user_settings_defaults",
   "POST /export/realm",
   "POST /mobile_push/test_notification",
 ];

@@ -32,7 +32,8 @@ import { announceSubscriptions } from "./subscription-events";
 import { userView } from "./user-view";
 import { GROUP_OF_ROLE } from "./realm-creation";
 import { groupByName, insertGroupMembers } from "../db/queries/user-groups";
-import { setRealmDeactivated } from "../db/queries/realms";
+import { realmById, setRealmDeactivated } from "../db/queries/realms";
+import type { SettingValue } from "../lib/user-settings";
 import { defaultChannels } from "../db/queries/channels";
 import { activateSubscriptions } from "../db/queries/subscriptions";
 import { holdsMessage } from "../db/queries/user-messages";
@@ -85,7 +86,13 @@ export async function createAccount(
 ): Promise<{ id: number; apiKey: string }> {
   const role = account.bot === undefined ? (account.role ?? Role.MEMBER) : Role.MEMBER;
   const apiKey = generateApiKey();
+  // The organization's defaults of personal settings (PATCH /realm/user_settings_defaults).
+  const { enable_drafts_synchronization: drafts, ...defaults } = (
+    await realmById(tx, account.realmId)
+  ).user_settings_defaults as Record<string, SettingValue>;
   const user = await insertUser(tx, {
+    settings: defaults,
+    ...(typeof drafts === "boolean" ? { enable_drafts_synchronization: drafts } : {}),
     realm_id: account.realmId,
     email: account.email,
     delivery_email: account.email,

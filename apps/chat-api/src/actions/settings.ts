@@ -1,10 +1,16 @@
-import { userById } from "../db/queries/users";
+import { activeUserIds, userById } from "../db/queries/users";
+import { lockRealm, realmById, updateRealm } from "../db/queries/realms";
 import { updateUserSettings } from "../db/queries/user-settings";
 import { JsonableError } from "@repo/envelope";
 import type { Prisma } from "../gen/prisma/client";
 import { sendEvent } from "../realtime/queue";
 import type { AuthedUser } from "../caches/auth";
-import { SETTING_RULES, type SettingValue, userSettings } from "../lib/user-settings";
+import {
+  SETTING_RULES,
+  type SettingValue,
+  realmSettingsDefaults,
+  userSettings,
+} from "../lib/user-settings";
 import { checkFullName } from "./accounts";
 import { renamePerson } from "./user-admin";
 import type { DatabaseAndBus } from "../caches/cache-bus";
@@ -96,4 +102,40 @@ export async function doUpdateSettings(
     return true;
   });
   if (renamed) bus.apply({ user: user.id });
+}
+
+/**
+ * PATCH /realm/user_settings_defaults (administrators): changes the realm's
+ * defaults of personal settings for new users, each checked as PATCH
+ * /settings checks it, in one transaction; a `realm_user_settings_defaults`
+ * `update` to the realm per setting that changed. Existing users keep theirs.
+ */
+export async function doUpdateRealmUserDefaults(
+  { db, bus }: DatabaseAndBus,
+  realmId: number,
+  changes: Record<string, SettingValue>,
+): Promise<void> {
+  const checked = Object.entries(changes).map(
+    ([name, value]) => [name, checkSetting(name, value)] as const,
+  );
+  await db.transaction(async (tx) => {
+    await lockRealm(tx, realmId);
+    const realm = await realmById(tx, realmId);
+    const current = realmSettingsDefaults(realm.user_settings_defaults) as Record<string, unknown>;
+    const changed = checked.filter(([name, value]) => current[name] !== value);
+    if (changed.length === 0) return;
+    const stored = { ...(realm.user_settings_defaults as Prisma.JsonObject) };
+    for (const [name, value] of changed) stored[name] = value;
+    await updateRealm(tx, realmId, { user_settings_defaults: stored });
+    const audience = await activeUserIds(tx, realmId);
+    for (const [property, value] of changed)
+      await sendEvent(tx, audience, {
+        type: "realm_user_settings_defaults",
+        op: "update",
+        property,
+        value,
+      });
+    await bus.announce(tx, { realm: realmId });
+  });
+  bus.apply({ realm: realmId });
 }

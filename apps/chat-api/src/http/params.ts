@@ -1,3 +1,4 @@
+import type { SettingRule } from "../lib/user-settings";
 import { JsonableError } from "@repo/envelope";
 import { z } from "zod";
 import { codePoints } from "../lib/text";
@@ -336,4 +337,19 @@ export function groupSettingParam() {
 /** A group-setting change parameter (JSON `{new, old}`: the value to set, and the one believed current). */
 export function groupSettingUpdateParam() {
   return json(z.object({ new: groupSettingValue, old: groupSettingValue.optional() }).strict());
+}
+
+/** Parameters of the settings `rules` names (PATCH /settings and the realm's defaults), each optional. */
+export function settingParams(rules: Readonly<Record<string, SettingRule>>) {
+  return Object.fromEntries(
+    Object.entries(rules).map(([name, rule]) => [
+      name,
+      (rule.kind === "bool"
+        ? bool()
+        : rule.kind === "int"
+          ? int()
+          : str({ maxLength: rule.maxLength })
+      ).optional(),
+    ]),
+  );
 }

@@ -187,3 +187,93 @@ export const SETTING_RULES: Record<string, SettingRule> = {
   web_suggest_update_timezone: bool,
   wildcard_mentions_notify: bool,
 };
+
+/**
+ * The settings an organization sets defaults of for its new users (PATCH
+ * /realm/user_settings_defaults, Zulip's `RealmUserDefault`): personal
+ * preferences, never identity.
+ */
+export const REALM_DEFAULT_SETTINGS = [
+  "automatically_follow_topics_policy",
+  "automatically_follow_topics_where_mentioned",
+  "automatically_unmute_topics_in_muted_streams_policy",
+  "color_scheme",
+  "demote_inactive_streams",
+  "desktop_icon_count_display",
+  "display_emoji_reaction_users",
+  "email_address_visibility",
+  "email_notifications_batching_period_seconds",
+  "emojiset",
+  "enable_desktop_notifications",
+  "enable_digest_emails",
+  "enable_drafts_synchronization",
+  "enable_followed_topic_audible_notifications",
+  "enable_followed_topic_desktop_notifications",
+  "enable_followed_topic_email_notifications",
+  "enable_followed_topic_push_notifications",
+  "enable_followed_topic_wildcard_mentions_notify",
+  "enable_offline_email_notifications",
+  "enable_offline_push_notifications",
+  "enable_online_push_notifications",
+  "enable_sounds",
+  "enable_stream_audible_notifications",
+  "enable_stream_desktop_notifications",
+  "enable_stream_email_notifications",
+  "enable_stream_push_notifications",
+  "enter_sends",
+  "fluid_layout_width",
+  "hide_ai_features",
+  "high_contrast_mode",
+  "left_side_userlist",
+  "message_content_in_email_notifications",
+  "notification_sound",
+  "pm_content_in_desktop_notifications",
+  "presence_enabled",
+  "realm_name_in_email_notifications_policy",
+  "receives_typing_notifications",
+  "send_private_typing_notifications",
+  "send_read_receipts",
+  "send_stream_typing_notifications",
+  "starred_message_counts",
+  "translate_emoticons",
+  "twenty_four_hour_time",
+  "user_list_style",
+  "web_animate_image_previews",
+  "web_channel_default_view",
+  "web_escape_navigates_to_home_view",
+  "web_font_size_px",
+  "web_home_view",
+  "web_line_height_percent",
+  "web_mark_read_on_scroll_policy",
+  "web_navigate_to_sent_message",
+  "web_stream_unreads_count_display_policy",
+  "web_suggest_update_timezone",
+  "wildcard_mentions_notify",
+] as const;
+
+/** Register's settings of a realm's defaults that are not settable: Zulip's, shown as they are. */
+const REALM_DEFAULT_FIXED = [
+  "allow_private_data_export",
+  "available_notification_sounds",
+  "default_language",
+  "emojiset_choices",
+  "enable_login_emails",
+  "enable_marketing_emails",
+] as const;
+
+/**
+ * Register's `realm_user_settings_defaults`: Zulip's defaults with what the
+ * organization changed (`stored`, the realm's `user_settings_defaults`).
+ */
+export function realmSettingsDefaults(stored: unknown) {
+  const changed =
+    stored !== null && typeof stored === "object" ? (stored as Record<string, SettingValue>) : {};
+  const all: Record<string, unknown> = {
+    ...DEFAULT_USER_SETTINGS,
+    enable_drafts_synchronization: true,
+  };
+  for (const name of REALM_DEFAULT_SETTINGS) if (name in changed) all[name] = changed[name];
+  return Object.fromEntries(
+    [...REALM_DEFAULT_SETTINGS, ...REALM_DEFAULT_FIXED].sort().map((name) => [name, all[name]]),
+  );
+}

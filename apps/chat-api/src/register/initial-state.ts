@@ -23,6 +23,7 @@ import { listProfileFields } from "../actions/custom-profile-fields";
 import { listReminders } from "../actions/reminders";
 import { listScheduledMessages } from "../actions/scheduled-messages";
 import { listPlaygrounds } from "../actions/realm-playgrounds";
+import { realmSettingsDefaults } from "../lib/user-settings";
 import { listSavedSnippets } from "../actions/saved-snippets";
 import { listUserGroups } from "../actions/user-groups";
 import { realmStatuses } from "../actions/user-status";
@@ -166,6 +167,12 @@ export async function fetchInitialState(
       };
     });
   if (wants("realm")) part(() => realmState(db, config, realm));
+  if (wants("realm_user_settings_defaults"))
+    part(() =>
+      Promise.resolve({
+        realm_user_settings_defaults: realmSettingsDefaults(realm.user_settings_defaults),
+      }),
+    );
   if (wants("realm_playgrounds"))
     part(async () => ({ realm_playgrounds: await listPlaygrounds(db, realm.id) }));
   if (wants("realm_bot")) part(async () => ({ realm_bots: await ownBots(db, user) }));

@@ -1,4 +1,6 @@
 import { doAddPlayground, doRemovePlayground } from "../actions/realm-playgrounds";
+import { doUpdateRealmUserDefaults } from "../actions/settings";
+import { REALM_DEFAULT_SETTINGS, SETTING_RULES, type SettingValue } from "../lib/user-settings";
 import { z } from "zod";
 import { doReorderLinkifiers, doReorderProfileFields } from "../actions/realm-order";
 import { doSetModerationChannel } from "../actions/message-reports";
@@ -15,11 +17,21 @@ import {
   listLinkifiers,
 } from "../actions/realm-linkifiers";
 import { doCreateProfileField, listProfileFields } from "../actions/custom-profile-fields";
-import { bool, int, json, str } from "../http/params";
+import { bool, int, json, settingParams, str } from "../http/params";
 import { userEndpoint } from "../http/typed-endpoint";
 import type { Services } from "../http/context";
 
 const ids = z.array(z.int32());
+
+/** PATCH /realm/user_settings_defaults' parameters: the settings a realm sets defaults of, each optional. */
+const REALM_DEFAULT_PARAMS = settingParams(
+  Object.fromEntries(
+    REALM_DEFAULT_SETTINGS.flatMap((name) => {
+      const rule = SETTING_RULES[name];
+      return rule === undefined ? [] : [[name, rule]];
+    }),
+  ),
+);
 
 /** Organization settings, custom emoji, linkifiers and custom profile fields of the realm. */
 export function realmRoutes({ db, bus, config, uploads }: Services) {
@@ -108,6 +120,24 @@ export function realmRoutes({ db, bus, config, uploads }: Services) {
       },
       async ({ realm, path, params }) => {
         await doUpdateLinkifier(db, realm.id, path.filter_id, params.pattern, params.url_template);
+        return {};
+      },
+    ),
+    updateRealmUserSettingsDefaults: userEndpoint(
+      {
+        operationId: "update-realm-user-settings-defaults",
+        summary: "Update realm-level defaults of user settings",
+        tag: "server_and_organizations",
+        access: { role: "administrator" },
+        params: REALM_DEFAULT_PARAMS,
+      },
+      async ({ realm, params }) => {
+        const changes = Object.fromEntries(
+          Object.entries(params).filter(
+            (entry): entry is [string, SettingValue] => entry[1] !== undefined,
+          ),
+        );
+        await doUpdateRealmUserDefaults({ db, bus }, realm.id, changes);
         return {};
       },
     ),

@@ -4,7 +4,7 @@ import { subscriptionStatusOf } from "../actions/channels";
 import { listUsers, ownUser, userByRef } from "../actions/user-view";
 import { z } from "zod";
 import { doChangeAlertWords, listAlertWords } from "../actions/alert-words";
-import { type ParamValues, bool, int, json, oneOf, str } from "../http/params";
+import { type ParamValues, bool, int, json, oneOf, settingParams, str } from "../http/params";
 import { SETTING_RULES, type SettingValue } from "../lib/user-settings";
 import { doUpdateSettings } from "../actions/settings";
 import { doCreateUser, doUpdatePointer, readPointer } from "../actions/accounts";
@@ -19,17 +19,7 @@ import { realmUrl } from "../lib/realm-url";
 import type { Services } from "../http/context";
 
 /** PATCH /settings' parameters: every setting of SETTING_RULES, each optional. */
-const SETTING_PARAMS = Object.fromEntries(
-  Object.entries(SETTING_RULES).map(([name, rule]) => [
-    name,
-    (rule.kind === "bool"
-      ? bool()
-      : rule.kind === "int"
-        ? int()
-        : str({ maxLength: rule.maxLength })
-    ).optional(),
-  ]),
-);
+const SETTING_PARAMS = settingParams(SETTING_RULES);
 
 /** How GET /users, GET /users/{user_id} and GET /users/{email} describe users. */
 const userParams = {

@@ -280,3 +280,20 @@ function eventsOf(sources: readonly [Json, readonly Json[]][]): (body: unknown) 
     });
   };
 }
+
+/** A validator of one state key of `POST /register` against the whole 10.2 document's schema of it. */
+export function fullRegisterProperty(name: string): (value: unknown) => string[] {
+  const document = documents.full;
+  const operation = ((document.paths as Json)["/register"] as Json).post as Json;
+  const response = ((operation.responses as Json)["200"] as Json).content as Json;
+  const [, own] = ((response["application/json"] as Json).schema as Json).allOf as Json[];
+  const property = (own?.properties as Json)[name];
+  if (property === undefined) throw new Error(`full.json's register has no ${name}`);
+  const validate = ajv.compile(normalize(property, document) as Json);
+  return (value) => {
+    if (validate(value)) return [];
+    return (validate.errors ?? []).map(
+      (e) => `${e.instancePath} ${e.message ?? ""} ${JSON.stringify(e.params)}`,
+    );
+  };
+}
