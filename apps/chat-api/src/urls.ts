@@ -197,6 +197,7 @@ export function buildApi(services: Services): Api {
     url("POST", "/register_client_device", push.registerClientDevice),
     url("POST", "/remove_client_device", push.removeClientDevice),
     url("POST", "/mobile_push/register", push.registerPushDevice),
+    url("POST", "/mobile_push/test_notification", push.sendTestNotification),
     url("POST", "/users/me/apns_device_token", push.addApnsToken),
     url("DELETE", "/users/me/apns_device_token", push.removeApnsToken),
     url("POST", "/users/me/android_gcm_reg_id", push.addFcmToken),

@@ -24,7 +24,6 @@ const NOT_YET = [
   "GET /export/realm",
   "GET /export/realm/consents",
   "POST /export/realm",
-  "POST /mobile_push/test_notification",
 ];
 
 let server: TestServer;

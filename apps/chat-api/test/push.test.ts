@@ -521,3 +521,61 @@ describe("legacy token endpoints", () => {
     expect(await server.db.prisma.legacyPushToken.count({ where: { token: "fcm-new" } })).toBe(0);
   });
 });
+
+describe("POST /api/v1/mobile_push/test_notification (feature level 217)", () => {
+  const validateAnswer = zulipResponseSchema("full", "/mobile_push/test_notification", "post");
+  const test = (who: string, form: Record<string, string> = {}, on: TestServer = server) =>
+    on.call("POST", "/api/v1/mobile_push/test_notification", { ...as(who), form });
+
+  it("asks the bouncer to notify one device, or all of the caller's", async () => {
+    for (const [path, token] of [
+      ["android_gcm_reg_id", "fcm-test-1"],
+      ["apns_device_token", "abcdef0123"],
+    ] as const)
+      expect(
+        (
+          await server.call("POST", `/api/v1/users/me/${path}`, {
+            ...as("othello"),
+            form: { token, ...(path === "apns_device_token" ? { appid: "org.zulip.Zulip" } : {}) },
+          })
+        ).status,
+      ).toBe(200);
+    bouncer.reset();
+    const one = await test("othello", { token: "fcm-test-1" });
+    expect(one.body).toEqual({ result: "success", msg: "" });
+    expect(validateAnswer(one.body)).toEqual([]);
+    const all = await test("othello");
+    expect(all.status).toBe(200);
+    const notified = bouncer.calls.filter((c) => c.path === "notify");
+    expect(
+      notified.map((c) => [
+        JSON.parse(c.fields.android_devices ?? "null"),
+        JSON.parse(c.fields.apple_devices ?? "null"),
+      ]),
+    ).toEqual([
+      [["fcm-test-1"], []],
+      [["fcm-test-1"], ["abcdef0123"]],
+    ]);
+    const payload = JSON.parse(notified[0]?.fields.gcm_payload ?? "{}") as Record<string, unknown>;
+    expect(payload).toMatchObject({
+      event: "test",
+      user_id: cast.id("othello"),
+      realm_name: "Demo",
+    });
+  });
+
+  it("refuses a token the caller did not register, and a server without a bouncer", async () => {
+    const unknown = await test("hamlet", { token: "fcm-test-1" });
+    expect(unknown.body).toEqual(apiError("Device not recognized", "INVALID_PUSH_DEVICE_TOKEN"));
+    expect(bouncer.calls.filter((c) => c.path === "notify")).toEqual([]);
+    const bare = await unconfigured.call("POST", "/api/v1/mobile_push/test_notification", {
+      ...(await loadCast(unconfigured, ["hamlet"])).as("hamlet"),
+    });
+    expect(bare.body).toEqual(
+      apiError(
+        "Server is not configured to use push notification service.",
+        "PUSH_SERVICE_NOT_CONFIGURED",
+      ),
+    );
+  });
+});

@@ -17,6 +17,7 @@ import {
   insertDevice,
   legacyTokenCount,
   ownDevice,
+  legacyTokensOf,
   takeLegacyTokensById,
   upsertLegacyToken,
   upsertPushRegistration,
@@ -332,4 +333,52 @@ export async function doRemoveLegacyToken(
     return legacyTokenCount(tx, user.id);
   });
   await forgetLegacyAtBouncer(bouncer, logger, user.id, [legacy], left === 0);
+}
+
+/**
+ * POST /mobile_push/test_notification (feature level 217): asks the bouncer
+ * to send a test notification (Zulip's `test` event) to the caller's device
+ * of push token `token`, or to all their devices; `Device not recognized`
+ * (`INVALID_PUSH_DEVICE_TOKEN`) for a token they did not register.
+ */
+export async function doSendTestNotification(
+  db: Database,
+  bouncer: Bouncer | undefined,
+  logger: Logger,
+  user: AuthedUser,
+  realm: { id: number; name: string; url: string },
+  token: string | undefined,
+): Promise<void> {
+  if (bouncer === undefined) throw pushNotConfigured();
+  const devices = await legacyTokensOf(db, user.id, token);
+  if (token !== undefined && devices.length === 0)
+    throw new JsonableError("Device not recognized", ErrorCode.INVALID_PUSH_DEVICE_TOKEN);
+  if (devices.length === 0) return;
+  const payload = {
+    event: "test",
+    server: new URL(realm.url).host,
+    realm_id: realm.id,
+    realm_name: realm.name,
+    realm_url: realm.url,
+    user_id: user.id,
+    time: Math.floor(Date.now() / 1000),
+  };
+  try {
+    await bouncer.post("notify", {
+      user_id: user.id,
+      android_devices: JSON.stringify(devices.filter((d) => d.kind === "fcm").map((d) => d.token)),
+      apple_devices: JSON.stringify(devices.filter((d) => d.kind === "apns").map((d) => d.token)),
+      gcm_payload: JSON.stringify(payload),
+      apns_payload: JSON.stringify({
+        alert: {
+          title: "Test notification",
+          body: `This is a test notification from ${realm.name} (${realm.url}).`,
+        },
+        custom: { zulip: payload },
+      }),
+    });
+  } catch (error) {
+    if (error instanceof BouncerError) throw bouncerUnavailable(logger, error);
+    throw error;
+  }
 }

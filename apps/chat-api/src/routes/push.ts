@@ -1,10 +1,12 @@
 import { Bouncer } from "../push/bouncer";
+import { realmUrl } from "../lib/realm-url";
 import {
   doAddLegacyToken,
   doRegisterDevice,
   doRegisterPush,
   doRemoveDevice,
   doRemoveLegacyToken,
+  doSendTestNotification,
 } from "../push/registration";
 import { int, oneOf, str } from "../http/params";
 import { userEndpoint } from "../http/typed-endpoint";
@@ -124,5 +126,25 @@ export function pushRoutes({ db, config, logger }: Services) {
       },
     ),
     removeFcmToken: removeLegacyToken("fcm", "fcm-token", "FCM"),
+    sendTestNotification: userEndpoint(
+      {
+        operationId: "test-notify",
+        summary: "Send a test notification to mobile device(s)",
+        tag: "mobile",
+        access: humans,
+        params: { token: str({ maxLength: 4096 }).optional() },
+      },
+      async ({ user, realm, params }) => {
+        await doSendTestNotification(
+          db,
+          bouncer,
+          logger,
+          user,
+          { id: realm.id, name: realm.name, url: realmUrl(config, realm) },
+          params.token,
+        );
+        return {};
+      },
+    ),
   };
 }

@@ -100,3 +100,12 @@ export async function deleteLegacyToken(
   });
   return count > 0;
 }
+
+/** User `userId`'s legacy push tokens (only those equal to `token` when given), by id. */
+export function legacyTokensOf(tx: Tx, userId: number, token?: string) {
+  return tx.prisma.legacyPushToken.findMany({
+    where: { user_id: userId, ...(token === undefined ? {} : { token }) },
+    select: { kind: true, token: true },
+    orderBy: { id: "asc" },
+  });
+}
