@@ -548,9 +548,9 @@ describe("POST /api/v1/mobile_push/test_notification (feature level 217)", () =>
     expect(all.status).toBe(200);
     const notified = bouncer.calls.filter((c) => c.path === "notify");
     expect(
-      notified.map((c) => [
-        JSON.parse(c.fields.android_devices ?? "null"),
-        JSON.parse(c.fields.apple_devices ?? "null"),
+      notified.map((c): unknown[] => [
+        JSON.parse(c.fields.android_devices ?? "null") as unknown,
+        JSON.parse(c.fields.apple_devices ?? "null") as unknown,
       ]),
     ).toEqual([
       [["fcm-test-1"], []],
