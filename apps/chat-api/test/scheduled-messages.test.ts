@@ -30,7 +30,8 @@ const validateMissing = zulipResponseSchema(
 );
 
 beforeAll(async () => {
-  server = await startTestServer();
+  // The server's own scheduler stays out of the way: these tests send by calling it.
+  server = await startTestServer({ env: { CHAT_REMINDER_POLL_SECONDS: "3600" } });
   channels = await channelIds(server);
 });
 afterAll(() => server.close());
@@ -372,5 +373,34 @@ describe("sending", () => {
     expect(again.status).toBe(200);
     expect(await deliverDueScheduledMessages(server.db, new Date(Date.now() + 5000))).toBe(1);
     expect(await server.db.prisma.message.count({ where: { topic: "too late" } })).toBe(1);
+  });
+});
+
+describe("the server's scheduler", () => {
+  it("sends a due message by itself", async () => {
+    const busy = await startTestServer({ env: { CHAT_REMINDER_POLL_SECONDS: "0.2" } });
+    try {
+      const hamlet = await busy.person("hamlet");
+      const verona = (await channelIds(busy)).Verona ?? 0;
+      const reply = await busy.call("POST", "/api/v1/scheduled_messages", {
+        ...authOf(hamlet),
+        form: {
+          type: "stream",
+          to: String(verona),
+          topic: "on time",
+          content: "right on time",
+          scheduled_delivery_timestamp: inSeconds(1),
+        },
+      });
+      expect(reply.status).toBe(200);
+      let sent = 0;
+      for (let waited = 0; waited < 30_000 && sent === 0; waited += 100) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        sent = await busy.db.prisma.message.count({ where: { topic: "on time" } });
+      }
+      expect(sent).toBe(1);
+    } finally {
+      await busy.close();
+    }
   });
 });
