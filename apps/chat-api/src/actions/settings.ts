@@ -1,4 +1,9 @@
-import { activeUserIds, userById } from "../db/queries/users";
+import {
+  activeAdministratorIds,
+  activeHumanSettings,
+  activeUserIds,
+  userById,
+} from "../db/queries/users";
 import { lockRealm, realmById, updateRealm } from "../db/queries/realms";
 import { updateUserSettings } from "../db/queries/user-settings";
 import { JsonableError } from "@repo/envelope";
@@ -14,6 +19,7 @@ import {
 import { checkFullName } from "./accounts";
 import { renamePerson } from "./user-admin";
 import type { DatabaseAndBus } from "../caches/cache-bus";
+import type { Database } from "../db/database";
 
 /** Settings kept in columns of `users` rather than in its `settings` object. */
 const COLUMNS = new Set(["timezone", "enable_drafts_synchronization"]);
@@ -86,6 +92,14 @@ export async function doUpdateSettings(
         else stored[key] = value;
       }
       await updateUserSettings(tx, user.id, columns, stored);
+      // Administrators learn who consents to the export of their private data (feature level 295).
+      const consent = changed.find(([key]) => key === "allow_private_data_export");
+      if (consent !== undefined)
+        await sendEvent(tx, await activeAdministratorIds(tx, user.realm_id), {
+          type: "realm_export_consent",
+          user_id: user.id,
+          consented: consent[1],
+        });
       for (const [property, value] of changed)
         await sendEvent(tx, [user.id], {
           type: "user_settings",
@@ -138,4 +152,16 @@ export async function doUpdateRealmUserDefaults(
     await bus.announce(tx, { realm: realmId });
   });
   bus.apply({ realm: realmId });
+}
+
+/**
+ * GET /export/realm/consents (administrators; feature level 295): whether each
+ * active human of the realm consents to administrators exporting their
+ * private data (their `allow_private_data_export` setting).
+ */
+export async function listExportConsents(db: Database, realmId: number) {
+  return (await activeHumanSettings(db, realmId)).map((row) => ({
+    user_id: row.id,
+    consented: userSettings(row).allow_private_data_export,
+  }));
 }

@@ -1,5 +1,5 @@
 import { doAddPlayground, doRemovePlayground } from "../actions/realm-playgrounds";
-import { doUpdateRealmUserDefaults } from "../actions/settings";
+import { doUpdateRealmUserDefaults, listExportConsents } from "../actions/settings";
 import { REALM_DEFAULT_SETTINGS, SETTING_RULES, type SettingValue } from "../lib/user-settings";
 import { z } from "zod";
 import { doReorderLinkifiers, doReorderProfileFields } from "../actions/realm-order";
@@ -140,6 +140,16 @@ export function realmRoutes({ db, bus, config, uploads }: Services) {
         await doUpdateRealmUserDefaults({ db, bus }, realm.id, changes);
         return {};
       },
+    ),
+    getExportConsents: userEndpoint(
+      {
+        operationId: "get-realm-export-consents",
+        summary: "Get data export consent state",
+        tag: "server_and_organizations",
+        access: { role: "administrator" },
+        params: {},
+      },
+      async ({ realm }) => ({ export_consents: await listExportConsents(db, realm.id) }),
     ),
     addPlayground: userEndpoint(
       {

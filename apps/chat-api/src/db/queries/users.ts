@@ -303,3 +303,12 @@ export function activeAccountCount(tx: Tx, realmId: number): Promise<number> {
 export async function setRole(tx: Tx, userId: number, role: number): Promise<void> {
   await tx.q.updateTable("users").set({ role }).where("id", "=", userId).execute();
 }
+
+/** The realm's active humans with their stored settings, by id. */
+export function activeHumanSettings(tx: Tx, realmId: number) {
+  return tx.prisma.user.findMany({
+    where: { realm_id: realmId, is_active: true, is_bot: false },
+    select: { id: true, settings: true, timezone: true, enable_drafts_synchronization: true },
+    orderBy: { id: "asc" },
+  });
+}
