@@ -247,6 +247,10 @@ describe("objects per user (CHAT_MAX_OBJECTS_PER_USER)", () => {
     });
     const messageId = (messages.body.messages as { id: number }[])[0]?.id;
     const later = Math.floor(Date.now() / 1000) + 3600;
+    // Three people Othello may mute, one per attempt.
+    const mutable = await Promise.all(
+      ["hamlet", "iago", "cordelia"].map(async (who) => (await server.person(who)).id),
+    );
     const kinds: [string, () => ReturnType<typeof post>, () => Promise<number>][] = [
       [
         "drafts",
@@ -267,6 +271,22 @@ describe("objects per user (CHAT_MAX_OBJECTS_PER_USER)", () => {
         "devices",
         () => post("/register_client_device"),
         () => server.db.prisma.device.count({ where: { user_id: othello.id } }),
+      ],
+      [
+        "scheduled messages",
+        () =>
+          post("/scheduled_messages", {
+            type: "direct",
+            to: JSON.stringify([othello.id]),
+            content: "later",
+            scheduled_delivery_timestamp: later,
+          }),
+        () => server.db.prisma.scheduledMessage.count({ where: { sender_id: othello.id } }),
+      ],
+      [
+        "muted users",
+        () => post(`/users/me/muted_users/${String(mutable.shift())}`),
+        () => server.db.prisma.mutedUser.count({ where: { user_id: othello.id } }),
       ],
     ];
     for (const [what, add, count] of kinds) {

@@ -1,13 +1,14 @@
 import { JsonableError } from "@repo/envelope";
 import type { Database } from "../db/database";
 import type { Tx } from "../db/kysely";
-import { deleteMute, insertMute, mutesOf } from "../db/queries/muted-users";
+import { deleteMute, insertMute, muteCount, mutesOf } from "../db/queries/muted-users";
 import { markReadWithEvent } from "../db/queries/flags";
-import { isRealmUser } from "../db/queries/users";
+import { isRealmUser, lockUser } from "../db/queries/users";
 import type { AuthedUser } from "../caches/auth";
 import { MESSAGE_FLAGS } from "../lib/message-flag-bits";
 import { sendEvent } from "../realtime/queue";
 import { changeWithItsEvent, flagsEvent } from "./message-flags";
+import { checkCap } from "./caps";
 
 /** The user's muted users as register and the `muted_users` event give them. */
 export async function listMutedUsers(tx: Tx, userId: number) {
@@ -30,10 +31,18 @@ async function checkUser(tx: Tx, user: AuthedUser, userId: number): Promise<void
  * ones arrive read, and the caller's clients get the new list (`muted_users`),
  * all in one transaction.
  */
-export async function doMuteUser(db: Database, user: AuthedUser, mutedId: number): Promise<void> {
+export async function doMuteUser(
+  db: Database,
+  user: AuthedUser,
+  mutedId: number,
+  cap: number,
+): Promise<void> {
   if (mutedId === user.id) throw new JsonableError("Cannot mute self");
   await checkUser(db, user, mutedId);
   await db.transaction(async (tx) => {
+    // The caller's row lock: two mutes at once cannot both pass the cap.
+    await lockUser(tx, user.id);
+    checkCap(await muteCount(tx, user.id), 1, cap, "muted users");
     if (!(await insertMute(tx, user.id, mutedId, new Date())))
       throw new JsonableError("User already muted");
     await changeWithItsEvent(tx, user.id, flagsEvent("add", "read"), (row) =>

@@ -267,7 +267,7 @@ export function userRoutes(services: Services) {
         params: {},
       },
       async ({ user, path }) => {
-        await doMuteUser(db, user, path.muted_user_id);
+        await doMuteUser(db, user, path.muted_user_id, config.CHAT_MAX_OBJECTS_PER_USER);
         return {};
       },
     ),

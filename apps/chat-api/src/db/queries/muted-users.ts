@@ -45,3 +45,8 @@ export async function mutersOf(tx: Tx, senderId: number): Promise<number[]> {
     .execute();
   return rows.map((r) => r.user_id);
 }
+
+/** How many users user `userId` muted. */
+export function muteCount(tx: Tx, userId: number): Promise<number> {
+  return tx.prisma.mutedUser.count({ where: { user_id: userId } });
+}
