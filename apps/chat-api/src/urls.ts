@@ -182,6 +182,8 @@ export function buildApi(services: Services): Api {
     url("DELETE", "/realm/filters/{filter_id}", realm.removeLinkifier),
     url("PATCH", "/realm/linkifiers", realm.reorderLinkifiers),
     url("PATCH", "/realm/user_settings_defaults", realm.updateRealmUserSettingsDefaults),
+    url("POST", "/export/realm", realm.exportRealm),
+    url("GET", "/export/realm", realm.getRealmExports),
     url("GET", "/export/realm/consents", realm.getExportConsents),
     url("POST", "/realm/playgrounds", realm.addPlayground),
     url("DELETE", "/realm/playgrounds/{playground_id}", realm.removePlayground),

@@ -306,6 +306,18 @@ describe("round trips", () => {
     });
   });
 
+  it("RealmExport, pending until written", async () => {
+    const row = await db.prisma.realmExport.create({
+      data: { realm_id: ids.realm, acting_user_id: ids.iago, export_type: 2 },
+    });
+    expect(await db.prisma.realmExport.findUniqueOrThrow({ where: { id: row.id } })).toMatchObject({
+      export_type: 2,
+      date_finished: null,
+      date_failed: null,
+      path_id: null,
+    });
+  });
+
   it("RealmPlayground, unique per language and name", async () => {
     const row = {
       realm_id: ids.realm,

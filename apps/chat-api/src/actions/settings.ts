@@ -162,6 +162,6 @@ export async function doUpdateRealmUserDefaults(
 export async function listExportConsents(db: Database, realmId: number) {
   return (await activeHumanSettings(db, realmId)).map((row) => ({
     user_id: row.id,
-    consented: userSettings(row).allow_private_data_export,
+    consented: (userSettings(row) as Record<string, unknown>).allow_private_data_export === true,
   }));
 }

@@ -93,7 +93,7 @@ function displayName(name: string): string {
 }
 
 /** A new file's `path_id`: `{realm_id}/{2 hex}/{24 random}/{name}`, as Zulip's. */
-function newPathId(realmId: number, name: string): string {
+export function newPathId(realmId: number, name: string): string {
   const bucket = randomBytes(1).toString("hex");
   const random = randomBytes(18).toString("base64url");
   return `${String(realmId)}/${bucket}/${random}/${urlFileName(name)}`;

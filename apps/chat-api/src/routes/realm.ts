@@ -1,5 +1,9 @@
 import { doAddPlayground, doRemovePlayground } from "../actions/realm-playgrounds";
 import { doUpdateRealmUserDefaults, listExportConsents } from "../actions/settings";
+import { ExportType, doStartRealmExport, listRealmExports } from "../actions/realm-export";
+import { isOwner } from "../lib/roles";
+import { realmUrl } from "../lib/realm-url";
+import { OrganizationOwnerRequiredError } from "@repo/envelope";
 import { REALM_DEFAULT_SETTINGS, SETTING_RULES, type SettingValue } from "../lib/user-settings";
 import { z } from "zod";
 import { doReorderLinkifiers, doReorderProfileFields } from "../actions/realm-order";
@@ -34,7 +38,7 @@ const REALM_DEFAULT_PARAMS = settingParams(
 );
 
 /** Organization settings, custom emoji, linkifiers and custom profile fields of the realm. */
-export function realmRoutes({ db, bus, config, uploads }: Services) {
+export function realmRoutes({ db, bus, config, uploads, logger }: Services) {
   return {
     updateRealm: userEndpoint(
       {
@@ -140,6 +144,42 @@ export function realmRoutes({ db, bus, config, uploads }: Services) {
         await doUpdateRealmUserDefaults({ db, bus }, realm.id, changes);
         return {};
       },
+    ),
+    exportRealm: userEndpoint(
+      {
+        operationId: "export-realm",
+        summary: "Create a data export",
+        tag: "server_and_organizations",
+        access: { role: "administrator" },
+        params: {
+          export_type: int({ min: 1, max: 2 })
+            .default(1)
+            .describe("1: public data; 2: standard (private data of those who consent; owners)"),
+        },
+      },
+      async ({ user, realm, params }) => {
+        if (params.export_type === ExportType.STANDARD && !isOwner(user.role))
+          throw new OrganizationOwnerRequiredError();
+        const started = await doStartRealmExport(
+          { db, uploads, logger },
+          user,
+          params.export_type,
+          realmUrl(config, realm),
+        );
+        return { id: started.id };
+      },
+    ),
+    getRealmExports: userEndpoint(
+      {
+        operationId: "get-realm-exports",
+        summary: "Get all data exports",
+        tag: "server_and_organizations",
+        access: { role: "administrator" },
+        params: {},
+      },
+      async ({ realm }) => ({
+        exports: await listRealmExports(db, realm.id, realmUrl(config, realm)),
+      }),
     ),
     getExportConsents: userEndpoint(
       {
