@@ -7,6 +7,7 @@ import { checkPlain, renderPlain } from "../lib/render";
 import { sendEvent } from "../realtime/queue";
 import type { AuthedUser } from "../caches/auth";
 import { codePoints } from "../lib/text";
+import { type DeliveryOutcome, deliverInRounds } from "../lib/concurrency";
 import { sendBotMessage } from "./message-send";
 import {
   claimDueReminder,
@@ -154,33 +155,18 @@ export async function deliverDueReminders(
   now: Date,
   budgetMs = 4000,
 ): Promise<number> {
-  const deadline = Date.now() + budgetMs;
-  let sent = 0;
-  while (Date.now() < deadline) {
-    const round = await dueReminderRound(db, now, ROUND_USERS);
-    if (round.length === 0) break;
-    let progress = false;
-    for (const id of round) {
-      const outcome = await deliverReminder(db, id, now);
-      if (outcome === "sent") sent++;
-      if (outcome !== "taken") progress = true;
-      if (Date.now() >= deadline) break;
-    }
-    // Every one was taken by another replica: it delivers them.
-    if (!progress) break;
-  }
-  return sent;
+  return deliverInRounds(
+    () => dueReminderRound(db, now, ROUND_USERS),
+    (id) => deliverReminder(db, id, now),
+    budgetMs,
+  );
 }
 
 /**
  * Delivers reminder `id` in one transaction, if it is still due and no one
  * else took it (`taken`); one that cannot be sent is marked failed.
  */
-function deliverReminder(
-  db: Database,
-  id: number,
-  now: Date,
-): Promise<"sent" | "failed" | "taken"> {
+function deliverReminder(db: Database, id: number, now: Date): Promise<DeliveryOutcome> {
   return db.transaction(async (tx) => {
     const reminder = await claimDueReminder(tx, id, now);
     if (reminder === undefined) return "taken";

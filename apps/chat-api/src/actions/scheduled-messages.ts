@@ -17,6 +17,7 @@ import {
 import { accountById } from "../db/queries/users";
 import { notificationBot } from "../db/queries/bots";
 import { checkCap } from "./caps";
+import { type DeliveryOutcome, deliverInRounds } from "../lib/concurrency";
 import {
   type OutgoingMessage,
   checkOutgoing,
@@ -241,21 +242,11 @@ export async function deliverDueScheduledMessages(
   now: Date,
   budgetMs = 4000,
 ): Promise<number> {
-  const deadline = Date.now() + budgetMs;
-  let sent = 0;
-  while (Date.now() < deadline) {
-    const round = await dueScheduledRound(db, now, ROUND_SENDERS);
-    if (round.length === 0) break;
-    let progress = false;
-    for (const id of round) {
-      const outcome = await deliverScheduledMessage(db, id, now);
-      if (outcome === "sent") sent++;
-      if (outcome !== "taken") progress = true;
-      if (Date.now() >= deadline) break;
-    }
-    if (!progress) break;
-  }
-  return sent;
+  return deliverInRounds(
+    () => dueScheduledRound(db, now, ROUND_SENDERS),
+    (id) => deliverScheduledMessage(db, id, now),
+    budgetMs,
+  );
 }
 
 /**
@@ -264,11 +255,7 @@ export async function deliverDueScheduledMessages(
  * gone, a permission changed, the sender was deactivated) is marked failed
  * with the reason, its sender told by the notification bot, as Zulip does.
  */
-function deliverScheduledMessage(
-  db: Database,
-  id: number,
-  now: Date,
-): Promise<"sent" | "failed" | "taken"> {
+function deliverScheduledMessage(db: Database, id: number, now: Date): Promise<DeliveryOutcome> {
   return db.transaction(async (tx) => {
     const row = await claimDueScheduledMessage(tx, id, now);
     if (row === undefined) return "taken";

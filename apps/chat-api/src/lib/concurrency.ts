@@ -60,3 +60,35 @@ export class InFlightByUser {
     };
   }
 }
+
+/** How one due item's delivery went: sent, failed for good, or taken by another replica. */
+export type DeliveryOutcome = "sent" | "failed" | "taken";
+
+/**
+ * Delivers due items in rounds until none is due or `budgetMs` has passed:
+ * `round()` answers the ids of one round (one per owner, so that an owner
+ * with hundreds due delays nobody by more than a round), `deliver(id)` each
+ * one in its own transaction. Stops early when a whole round was taken by
+ * other replicas (they deliver it). Answers how many were sent.
+ */
+export async function deliverInRounds(
+  round: () => Promise<number[]>,
+  deliver: (id: number) => Promise<DeliveryOutcome>,
+  budgetMs: number,
+): Promise<number> {
+  const deadline = Date.now() + budgetMs;
+  let sent = 0;
+  while (Date.now() < deadline) {
+    const ids = await round();
+    if (ids.length === 0) break;
+    let progress = false;
+    for (const id of ids) {
+      const outcome = await deliver(id);
+      if (outcome === "sent") sent++;
+      if (outcome !== "taken") progress = true;
+      if (Date.now() >= deadline) break;
+    }
+    if (!progress) break;
+  }
+  return sent;
+}
