@@ -2,6 +2,7 @@ import { doAddPlayground, doRemovePlayground } from "../actions/realm-playground
 import { doUpdateRealmUserDefaults, listExportConsents } from "../actions/settings";
 import { ExportType, doStartRealmExport, listRealmExports } from "../actions/realm-export";
 import { isOwner } from "../lib/roles";
+import { doSetRealmName } from "../actions/realm-settings";
 import { realmUrl } from "../lib/realm-url";
 import { OrganizationOwnerRequiredError } from "@repo/envelope";
 import { REALM_DEFAULT_SETTINGS, SETTING_RULES, type SettingValue } from "../lib/user-settings";
@@ -47,12 +48,14 @@ export function realmRoutes({ db, bus, config, uploads, logger }: Services) {
         tag: "server_and_organizations",
         access: { role: "administrator" },
         params: {
+          name: str({ maxLength: 1000 }).optional().describe("The organization's name"),
           moderation_request_channel_id: int({ min: -1 })
             .optional()
             .describe("The private channel reports of messages go to; -1 turns reporting off"),
         },
       },
       async ({ user, params }) => {
+        if (params.name !== undefined) await doSetRealmName({ db, bus }, user, params.name);
         const channelId = params.moderation_request_channel_id;
         if (channelId === undefined) return {};
         await doSetModerationChannel(db, bus, user, channelId);
