@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { createWriteStream } from "node:fs";
-import { stat } from "node:fs/promises";
+import { mkdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
@@ -133,8 +133,11 @@ async function writeExport(deps: ExportDeps, row: RealmExport, realmUrl: string)
   try {
     const realm = await realmById(db, row.realm_id);
     const name = `zulip-export-${realm.subdomain === "" ? "realm" : realm.subdomain}-${String(row.id)}.tar.gz`;
+    await mkdir(uploads.incoming, { recursive: true });
     const archive = tarPack();
     const written = pipeline(archive, createGzip(), createWriteStream(temp));
+    // A write that fails early is reported where it is awaited, below, not as an unhandled rejection.
+    written.catch(() => undefined);
     await writeEntries(db, uploads, archive, row);
     archive.finalize();
     await written;
