@@ -21,7 +21,7 @@ import { widgetState } from "../db/queries/submessages";
 import type { AuthedUser } from "../caches/auth";
 import { CONTENT_FLAGS, MESSAGE_FLAGS, usersByFlags } from "../lib/message-flag-bits";
 import { Role, isAdministrator, isGuest } from "../lib/roles";
-import { checkContent, checkTopic } from "./message-send";
+import { checkContent, checkTopic } from "./message-checks";
 import { channelToPostTo, checkTopicPolicy } from "./channel-posting";
 import { type Move, type PropagateMode, sendMoveNotices } from "./move-notices";
 import { contentFlags, renderAhead } from "./render-context";

@@ -10,7 +10,8 @@ import { sendEvent } from "../realtime/queue";
 import type { AuthedUser } from "../caches/auth";
 import type { CacheBus } from "../caches/cache-bus";
 import { codePoints } from "../lib/text";
-import { MAX_MESSAGE_LENGTH, sendBotMessage } from "./message-send";
+import { sendBotMessage } from "./message-send";
+import { MAX_MESSAGE_LENGTH } from "./message-checks";
 import { narrowedMessages } from "../db/queries/message-narrow";
 
 /** Zulip's report types, in its order: `report_type` values and `server_report_message_types`. */

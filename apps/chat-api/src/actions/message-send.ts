@@ -1,16 +1,13 @@
 import { mutersOf } from "../db/queries/muted-users";
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
-import { JsonableError } from "@repo/envelope";
 import type { Channel } from "../gen/prisma/client";
 import { logRows } from "../realtime/queue";
 import type { MessageSource } from "../realtime/shape";
 import type { AuthedUser } from "../caches/auth";
-import { codePoints } from "../lib/text";
 import { MESSAGE_FLAGS, usersByFlags } from "../lib/message-flag-bits";
-import { MAX_TOPIC_LENGTH } from "./channel-settings";
 import { channelToPostTo } from "./channel-posting";
-import { findUsers } from "./user-lookup";
+import { checkContent, checkDirectRecipients, checkTopic } from "./message-checks";
 import { contentFlags, renderContent } from "./render-context";
 import type { RenderResult } from "../lib/markdown";
 import type { Requester } from "../lib/render-pool";
@@ -29,9 +26,6 @@ import {
 } from "../db/queries/messages";
 import type { NewEvent } from "../db/queries/events";
 
-/** `max_message_length`: longer content is cut, as Zulip does. */
-export const MAX_MESSAGE_LENGTH = 10_000;
-
 /** Who sends a message: a user, or the notification bot. */
 export interface Sender {
   id: number;
@@ -45,25 +39,6 @@ export interface Sender {
 export type Destination =
   | { kind: "channel"; channel: Channel; topic: string }
   | { kind: "direct"; userIds: readonly number[] };
-
-/** Message content as stored: trailing whitespace dropped, not empty, no NUL, cut at the limit. */
-export function checkContent(content: string): string {
-  if (content.includes("\u0000")) throw new JsonableError("Message must not contain null bytes");
-  const trimmed = content.trimEnd();
-  if (trimmed.trim() === "") throw new JsonableError("Message must not be empty");
-  if (codePoints(trimmed) <= MAX_MESSAGE_LENGTH) return trimmed;
-  const marker = "\n[message truncated]";
-  return Array.from(trimmed)
-    .slice(0, MAX_MESSAGE_LENGTH - marker.length)
-    .join("")
-    .concat(marker);
-}
-
-/** A topic as stored: no NUL, trimmed, cut to `max_topic_length`. */
-export function checkTopic(topic: string): string {
-  if (topic.includes("\u0000")) throw new JsonableError("Topic must not contain null bytes");
-  return Array.from(topic.trim()).slice(0, MAX_TOPIC_LENGTH).join("");
-}
 
 /**
  * A new message worked out by reads (its recipients, its HTML, their flags,
@@ -92,9 +67,6 @@ interface MessageInputs {
   /** Who muted the sender: the message reaches them read. */
   muters: number[];
 }
-
-/** Longest `local_id` a sender may give (Zulip's clients send a decimal like `1234.01`). */
-export const MAX_LOCAL_ID_LENGTH = 64;
 
 /** A sender's local echo: its queue and the id it gave the message (`local_message_id` back). */
 export type LocalEcho = NonNullable<MessageSource["echo"]>;
@@ -316,26 +288,6 @@ export type OutgoingMessage = (
   | { kind: "channel"; to: number | string; topic: string; content: string }
   | { kind: "direct"; to: readonly (number | string)[]; content: string }
 ) & { echo?: LocalEcho };
-
-/** A direct message's recipients checked: users of the realm, all active; answers their ids. */
-async function checkDirectRecipients(
-  tx: Tx,
-  user: AuthedUser,
-  to: readonly (number | string)[],
-): Promise<number[]> {
-  if (to.length === 0) throw new JsonableError("Message must have recipients");
-  const found = await findUsers(tx, user.realm_id, to, (recipient) => {
-    throw new JsonableError(
-      typeof recipient === "number"
-        ? `Invalid user ID ${String(recipient)}`
-        : `Invalid email '${recipient}'`,
-    );
-  });
-  const inactive = found.find((recipient) => !recipient.is_active);
-  if (inactive !== undefined)
-    throw new JsonableError(`'${inactive.email}' is no longer using Zulip.`);
-  return found.map((recipient) => recipient.id);
-}
 
 /** A message checked with Zulip's rules: its content as stored and where it goes. */
 export interface CheckedMessage {

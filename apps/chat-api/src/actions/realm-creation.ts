@@ -1,10 +1,10 @@
 import { insertRealm, updateRealm } from "../db/queries/realms";
+import { insertSubgroupLinks } from "../db/queries/user-groups";
 import {
-  insertSubgroupLinks,
   insertSystemGroup,
   setSystemGroupSettings,
   systemGroupsOf,
-} from "../db/queries/user-groups";
+} from "../db/queries/system-groups";
 import type { Tx } from "../db/kysely";
 import { Role } from "../lib/roles";
 

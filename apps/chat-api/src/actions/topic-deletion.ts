@@ -3,7 +3,7 @@ import { deleteMessages, newestTopicMessagesForUpdate } from "../db/queries/mess
 import { activeHolders } from "../db/queries/user-messages";
 import { sendEvent } from "../realtime/queue";
 import type { AuthedUser } from "../caches/auth";
-import { checkTopic } from "./message-send";
+import { checkTopic } from "./message-checks";
 import { EMPTY_TOPIC_DISPLAY_NAME, accessChannelById } from "./channels";
 
 /** Messages one batch of {@link doDeleteTopic} deletes: one short transaction each. */

@@ -5,7 +5,7 @@ import {
   MAX_CHANNEL_NAME_LENGTH,
   MAX_TOPIC_LENGTH,
 } from "../actions/channel-settings";
-import { MAX_MESSAGE_LENGTH } from "../actions/message-send";
+import { MAX_MESSAGE_LENGTH } from "../actions/message-checks";
 import { REPORT_TYPES } from "../actions/message-reports";
 import { emojiDataPath } from "../lib/emoji";
 import { type SystemGroupName, systemGroupIds } from "../actions/realm-creation";

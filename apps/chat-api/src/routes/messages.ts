@@ -1,6 +1,7 @@
 import { JsonableError, RequestVariableMissingError } from "@repo/envelope";
 import { z } from "zod";
-import { MAX_LOCAL_ID_LENGTH, checkContent, doSendMessage } from "../actions/message-send";
+import { doSendMessage } from "../actions/message-send";
+import { MAX_LOCAL_ID_LENGTH, checkContent } from "../actions/message-checks";
 import {
   MAX_MATCH_IDS,
   fetchMessage,
