@@ -23,6 +23,7 @@ import { reactionRoutes } from "./routes/reactions";
 import { reminderRoutes } from "./routes/reminders";
 import { scheduledMessageRoutes } from "./routes/scheduled-messages";
 import { savedSnippetRoutes } from "./routes/saved-snippets";
+import { navigationViewRoutes } from "./routes/navigation-views";
 import { serverRoutes } from "./routes/server";
 import { subscriptionRoutes } from "./routes/subscriptions";
 import { topicRoutes } from "./routes/topics";
@@ -41,6 +42,7 @@ export function buildApi(services: Services): Api {
   const scheduled = scheduledMessageRoutes(services);
   const drafts = draftRoutes(services);
   const snippets = savedSnippetRoutes(services);
+  const views = navigationViewRoutes(services);
   const reactions = reactionRoutes(services);
   const subscriptions = subscriptionRoutes(services);
   const channels = channelRoutes(services);
@@ -102,6 +104,10 @@ export function buildApi(services: Services): Api {
     url("POST", "/saved_snippets", snippets.createSavedSnippet),
     url("PATCH", "/saved_snippets/{saved_snippet_id}", snippets.editSavedSnippet),
     url("DELETE", "/saved_snippets/{saved_snippet_id}", snippets.deleteSavedSnippet),
+    url("GET", "/navigation_views", views.getNavigationViews),
+    url("POST", "/navigation_views", views.addNavigationView),
+    url("PATCH", "/navigation_views/{fragment}", views.editNavigationView),
+    url("DELETE", "/navigation_views/{fragment}", views.removeNavigationView),
     // Channels
     url("GET", "/users/me/subscriptions", subscriptions.getSubscriptions),
     url("POST", "/users/me/subscriptions", subscriptions.subscribe),

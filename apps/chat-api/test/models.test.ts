@@ -255,6 +255,15 @@ describe("round trips", () => {
     ).toBe("**Hello** ✨");
   });
 
+  it("NavigationView, one per person and fragment", async () => {
+    const data = { user_id: ids.hamlet, fragment: "narrow/is/starred", is_pinned: true };
+    const view = await db.prisma.navigationView.create({ data });
+    expect(
+      await db.prisma.navigationView.findUniqueOrThrow({ where: { id: view.id } }),
+    ).toMatchObject({ ...data, name: null });
+    await expect(db.prisma.navigationView.create({ data })).rejects.toThrow();
+  });
+
   it("Message and UserMessage, with bigint flags; the rows go with their message", async () => {
     const create = () =>
       db.prisma.message.create({

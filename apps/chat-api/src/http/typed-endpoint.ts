@@ -37,10 +37,11 @@ export const isIdParam = (name: string): boolean => name.endsWith("_id");
 
 /**
  * Whether path parameter `name` is the rest of the path, slashes included
- * (Zulip's `<path:filename>` in `/user_uploads/{realm_id_str}/{filename}`); it
+ * (Zulip's `<path:filename>` in `/user_uploads/{realm_id_str}/{filename}`, and
+ * `<path:fragment>` in `/navigation_views/{fragment}`); it
  * must be the template's last segment.
  */
-export const isRestParam = (name: string): boolean => name === "filename";
+export const isRestParam = (name: string): boolean => name === "filename" || name === "fragment";
 
 /** Who may call an operation beyond "any authenticated user". */
 export interface Access {

@@ -1,3 +1,4 @@
+import { listNavigationViews } from "../actions/navigation-views";
 import { listMutedUsers } from "../actions/muted-users";
 import { concurrencyLimit } from "../lib/concurrency";
 import { defaultChannelIds } from "../db/queries/channels";
@@ -127,7 +128,8 @@ export async function fetchInitialState(
       };
     });
   if (wants("muted_users")) part(async () => ({ muted_users: await listMutedUsers(db, user.id) }));
-  if (wants("navigation_views")) part(() => Promise.resolve({ navigation_views: [] }));
+  if (wants("navigation_views"))
+    part(async () => ({ navigation_views: await listNavigationViews(db, user.id) }));
   if (wants("onboarding_steps"))
     part(() => Promise.resolve({ onboarding_steps: [], navigation_tour_video_url: null }));
   if (wants("presence") && request.slimPresence)

@@ -297,3 +297,19 @@ export function fullRegisterProperty(name: string): (value: unknown) => string[]
     );
   };
 }
+
+/**
+ * A validator of one state key of `POST /register` against register-state.json
+ * (the keys of features newer than 10.2 are typed only there).
+ */
+export function registerStateProperty(name: string): (value: unknown) => string[] {
+  const property = registerState.properties[name];
+  if (property === undefined) throw new Error(`register-state.json has no ${name}`);
+  const validate = ajv.compile(normalize(property, documents.companions) as Json);
+  return (value) => {
+    if (validate(value)) return [];
+    return (validate.errors ?? []).map(
+      (e) => `${e.instancePath} ${e.message ?? ""} ${JSON.stringify(e.params)}`,
+    );
+  };
+}
