@@ -174,6 +174,7 @@ export function buildApi(services: Services): Api {
     url("POST", "/invites/multiuse", invites.createInviteLink),
     url("DELETE", "/invites/{invite_id}", invites.revokeEmailInvite),
     url("POST", "/invites/{invite_id}/resend", invites.resendEmailInvite),
+    url("PATCH", "/invites/multiuse/{invite_id}", invites.editInviteLink),
     url("DELETE", "/invites/multiuse/{invite_id}", invites.revokeInviteLink),
     // Server and organizations
     url("GET", "/server_settings", server.getServerSettings),

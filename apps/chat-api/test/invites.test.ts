@@ -250,6 +250,75 @@ describe("reusable links, listing and revoking", () => {
     );
   });
 
+  it("edits a link's role, channels and groups, checked as when made; key and expiry kept", async () => {
+    const made = await server.call("POST", "/api/v1/invites/multiuse", {
+      ...as("iago"),
+      form: {
+        invite_expires_in_minutes: 60,
+        invite_as: 400,
+        stream_ids: JSON.stringify([channels.Denmark]),
+      },
+    });
+    const link = await server.db.prisma.reusableInvitation.findFirstOrThrow({
+      where: { confirmation_key: /join\/(\w+)\//.exec(String(made.body.invite_link))?.[1] ?? "" },
+    });
+    const group = await server.call("POST", "/api/v1/user_groups/create", {
+      ...as("iago"),
+      form: { name: "Players", description: "The players", members: JSON.stringify([]) },
+    });
+    const groupId = group.body.group_id as number;
+    const grants = async () => {
+      const row = await server.db.prisma.reusableInvitation.findUniqueOrThrow({
+        where: { id: link.id },
+        include: { channels: true, groups: true },
+      });
+      return {
+        invited_as: row.invited_as,
+        key: row.confirmation_key,
+        expires_at: row.expires_at,
+        channels: row.channels.map((c) => c.channel_id).sort(),
+        groups: row.groups.map((g) => g.group_id),
+      };
+    };
+    const before = await grants();
+    const edit = (who: string, form: Record<string, string>) =>
+      server.call("PATCH", `/api/v1/invites/multiuse/${link.id}`, { ...as(who), form });
+    // Refused: a member, an administrator making owners, unknown channels and groups, unknown links.
+    expect((await edit("hamlet", { invite_as: "600" })).body).toEqual(
+      apiError("Must be an organization administrator", "UNAUTHORIZED_PRINCIPAL"),
+    );
+    expect((await edit("iago", { invite_as: "100" })).body).toEqual(
+      apiError("Must be an organization owner", "UNAUTHORIZED_PRINCIPAL"),
+    );
+    expect((await edit("iago", { stream_ids: "[999999]" })).body).toEqual(
+      apiError("Invalid channel ID 999999. No invites were sent."),
+    );
+    expect((await edit("iago", { group_ids: "[999999]" })).body).toEqual(
+      apiError("Invalid user group ID: 999999"),
+    );
+    expect(
+      (await server.call("PATCH", "/api/v1/invites/multiuse/999999", { ...as("iago"), form: {} }))
+        .body,
+    ).toEqual(apiError("Invalid invitation ID."));
+    expect(await grants()).toEqual(before);
+    const edited = await edit("iago", {
+      invite_as: "600",
+      stream_ids: JSON.stringify([channels.Verona, channels.Verona, channels.Denmark]),
+      group_ids: JSON.stringify([groupId]),
+    });
+    expect(edited.body).toEqual({ result: "success", msg: "" });
+    expect(await grants()).toEqual({
+      ...before,
+      invited_as: 600,
+      channels: [channels.Denmark, channels.Verona].sort(),
+      groups: [groupId],
+    });
+    expect((await edit("iago", { stream_ids: "[]" })).body.result).toBe("success");
+    expect(await grants()).toMatchObject({ invited_as: 600, channels: [], groups: [groupId] });
+    const listed = (await list("iago")).find((i) => i.is_multiuse === true && i.id === link.id);
+    expect(listed).toMatchObject({ invited_as: 600, link_url: made.body.invite_link });
+  });
+
   it("sends invites_changed to administrators and the inviter", async () => {
     const register = async (who: string) =>
       (

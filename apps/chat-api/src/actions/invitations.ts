@@ -26,6 +26,7 @@ import {
   renewInvitation,
   pendingInvitations,
   pendingReusableInvitation,
+  updateReusableInvitation,
   queueEmail,
   revokeInvitation,
   revokeReusableInvitation,
@@ -364,6 +365,40 @@ export async function doRevokeInvitation(
     if (invite === null) throw new JsonableError("No such invitation");
     checkRevoke(user, invite);
     await revokeInvitation(tx, id);
+    await sendInvitesChanged(tx, user.realm_id, invite.referred_by_id);
+  });
+}
+
+/**
+ * PATCH /invites/multiuse/{id} (administrators; an owner for a link that
+ * makes owners, before or after): changes the role, channels and groups a
+ * pending reusable link grants, checked as when it was made; its key and
+ * expiry stay. `invites_changed`.
+ */
+export async function doEditReusableInvite(
+  db: Database,
+  user: AuthedUser,
+  id: number,
+  change: { inviteAs?: number; channelIds?: number[]; groupIds?: number[] },
+): Promise<void> {
+  if (!isAdministrator(user.role)) throw new OrganizationAdministratorRequiredError();
+  const invite = await pendingReusableInvitation(db, user.realm_id, id);
+  if (invite === null) throw new JsonableError("Invalid invitation ID.");
+  checkRevoke(user, invite);
+  await checkTerms(db, user, {
+    inviteAs: change.inviteAs ?? invite.invited_as,
+    expiresInMinutes: null,
+    channelIds: change.channelIds ?? [],
+    groupIds: change.groupIds ?? [],
+  });
+  await db.transaction(async (tx) => {
+    if ((await pendingReusableInvitation(tx, user.realm_id, id)) === null)
+      throw new JsonableError("Invalid invitation ID.");
+    await updateReusableInvitation(tx, id, {
+      ...(change.inviteAs === undefined ? {} : { invited_as: change.inviteAs }),
+      ...(change.channelIds === undefined ? {} : { channelIds: change.channelIds }),
+      ...(change.groupIds === undefined ? {} : { groupIds: change.groupIds }),
+    });
     await sendInvitesChanged(tx, user.realm_id, invite.referred_by_id);
   });
 }

@@ -7,6 +7,7 @@ import {
   doRevokeInvitation,
   doResendInvitation,
   doRevokeReusableInvite,
+  doEditReusableInvite,
   listInvitations,
 } from "../actions/invitations";
 import { bool, int, json, str } from "../http/params";
@@ -76,6 +77,31 @@ export function inviteRoutes({ db, config, logger }: Services) {
       async ({ realm, user, params }) => ({
         invite_link: await doCreateReusableInvite(db, user, terms(params), realmUrl(config, realm)),
       }),
+    ),
+    editInviteLink: userEndpoint(
+      {
+        pathParams: ["invite_id"],
+        operationId: "edit-invite-link",
+        summary: "Edit a reusable invitation link",
+        tag: "invites",
+        params: {
+          invite_as: int().optional().describe("The role people joining by the link get"),
+          stream_ids: json(z.array(z.int32()))
+            .optional()
+            .describe("The channels they are subscribed to: the whole new set"),
+          group_ids: json(z.array(z.int32()))
+            .optional()
+            .describe("The groups they join: the whole new set"),
+        },
+      },
+      async ({ user, path, params }) => {
+        await doEditReusableInvite(db, user, path.invite_id, {
+          ...(params.invite_as === undefined ? {} : { inviteAs: params.invite_as }),
+          ...(params.stream_ids === undefined ? {} : { channelIds: params.stream_ids }),
+          ...(params.group_ids === undefined ? {} : { groupIds: params.group_ids }),
+        });
+        return {};
+      },
     ),
     getInvites: userEndpoint(
       { operationId: "get-invites", summary: "Get all invitations", tag: "invites", params: {} },

@@ -40,6 +40,40 @@ export async function insertReusableInvitation(tx: Tx, row: InvitationRow): Prom
   await tx.prisma.reusableInvitation.create({ data: grants(row) });
 }
 
+/**
+ * Changes what reusable invitation `id` grants: its role, and (when given)
+ * the whole set of its channels or of its groups, each replaced set-based.
+ */
+export async function updateReusableInvitation(
+  tx: Tx,
+  id: number,
+  change: { invited_as?: number; channelIds?: readonly number[]; groupIds?: readonly number[] },
+): Promise<void> {
+  const { channelIds, groupIds, ...own } = change;
+  await tx.prisma.reusableInvitation.update({
+    where: { id },
+    data: {
+      ...own,
+      ...(channelIds === undefined
+        ? {}
+        : {
+            channels: {
+              deleteMany: {},
+              create: [...new Set(channelIds)].map((channel_id) => ({ channel_id })),
+            },
+          }),
+      ...(groupIds === undefined
+        ? {}
+        : {
+            groups: {
+              deleteMany: {},
+              create: [...new Set(groupIds)].map((group_id) => ({ group_id })),
+            },
+          }),
+    },
+  });
+}
+
 /** How many invitations the realm made since `since`. */
 export function invitationsSince(tx: Tx, realmId: number, since: Date): Promise<number> {
   return tx.prisma.invitation.count({ where: { realm_id: realmId, date_created: { gte: since } } });
