@@ -86,12 +86,16 @@ export async function createAccount(
 ): Promise<{ id: number; apiKey: string }> {
   const role = account.bot === undefined ? (account.role ?? Role.MEMBER) : Role.MEMBER;
   const apiKey = generateApiKey();
-  // The organization's defaults of personal settings (PATCH /realm/user_settings_defaults).
-  const { enable_drafts_synchronization: drafts, ...defaults } = (
-    await realmById(tx, account.realmId)
-  ).user_settings_defaults as Record<string, SettingValue>;
+  // The organization's defaults of personal settings (PATCH /realm/user_settings_defaults),
+  // its language (PATCH /realm's default_language) unless those name one.
+  const realm = await realmById(tx, account.realmId);
+  const { enable_drafts_synchronization: drafts, ...defaults } =
+    realm.user_settings_defaults as Record<string, SettingValue>;
   const user = await insertUser(tx, {
-    settings: defaults,
+    settings: {
+      ...(realm.default_language === "en" ? {} : { default_language: realm.default_language }),
+      ...defaults,
+    },
     ...(typeof drafts === "boolean" ? { enable_drafts_synchronization: drafts } : {}),
     realm_id: account.realmId,
     email: account.email,

@@ -1,4 +1,5 @@
 import { setContentFlags } from "../db/queries/messages";
+import { realmById } from "../db/queries/realms";
 import {
   appendEditHistory,
   deleteMessage,
@@ -27,12 +28,6 @@ import { type Move, type PropagateMode, sendMoveNotices } from "./move-notices";
 import { contentFlags, renderAhead } from "./render-context";
 import { linkMessageFiles } from "./uploads";
 import { isGroupMember } from "./user-groups";
-
-/** How long after sending its sender may edit a message's content (the realm's 600 s). */
-export const MESSAGE_CONTENT_EDIT_LIMIT_SECONDS = 600;
-
-/** How long after sending a message's topic may be changed by non-moderators (a week). */
-export const MESSAGE_TOPIC_EDIT_LIMIT_SECONDS = 604_800;
 
 /** Most edits one message keeps in its history; past them it cannot be edited. */
 export const MAX_EDITS_PER_MESSAGE = 1000;
@@ -86,6 +81,9 @@ export async function doDeleteMessage(
       message.sender_id === user.id &&
       (channel === null || (await inGroup(tx, channel.can_delete_own_message_group_id, user.id)));
     if (!any && !own) throw new JsonableError("You don't have permission to delete this message");
+    const limit = (await realmById(tx, user.realm_id)).message_content_delete_limit_seconds;
+    if (!any && limit !== null && Date.now() - message.date_sent.getTime() > limit * 1000)
+      throw new JsonableError("The time limit for deleting this message has passed");
     const audience = await holders(tx, [message.id]);
     await deleteMessage(tx, message.id);
     await sendEvent(tx, audience, {
@@ -135,17 +133,17 @@ async function movedMessages(
   return ids;
 }
 
-/** How long after sending a message non-moderators may move it to another channel (a week). */
-export const MESSAGE_CHANNEL_MOVE_LIMIT_SECONDS = 604_800;
-
 /**
  * PATCH /messages/{message_id}: edits the content of one's own message
- * (within 600 s of sending; administrators too); moves a channel message to
- * another topic, another channel, or both, alone or with the later messages
- * of its topic or the whole topic (topics: the sender within a week,
- * moderators any time; channels: members and the old channel's
- * `can_move_messages_out_of_channel_group`, within a week unless
- * moderators, into a channel they may post to). A move to another channel
+ * (when the realm allows editing, within its
+ * `message_content_edit_limit_seconds`, 600 s by default; administrators any
+ * time); moves a channel message to another topic, another channel, or both,
+ * alone or with the later messages of its topic or the whole topic (topics:
+ * the sender within the realm's `move_messages_within_stream_limit_seconds`,
+ * a week by default, moderators any time; channels: members and the old
+ * channel's `can_move_messages_out_of_channel_group`, within
+ * `move_messages_between_streams_limit_seconds` unless moderators, into a
+ * channel they may post to). A move to another channel
  * gives the messages the new channel's recipients: who is not subscribed
  * there loses them (a `delete_message` event), its subscribers gain them,
  * read. The notification bot tells the topics, as Zulip's does. One
@@ -198,15 +196,20 @@ export async function doEditMessage(
     const age = (Date.now() - message.date_sent.getTime()) / 1000;
     const sender = message.sender_id === user.id;
     const moderator = user.role <= Role.MODERATOR;
+    // The realm's settings (PATCH /realm): null limits are none.
+    const limits = await realmById(tx, user.realm_id);
+    const past = (limit: number | null) => limit !== null && age > limit;
     if (content !== undefined) {
+      if (!limits.allow_message_editing)
+        throw new JsonableError("Your organization has turned off message editing");
       if (!sender) throw new JsonableError("You don't have permission to edit this message");
-      if (age > MESSAGE_CONTENT_EDIT_LIMIT_SECONDS && !isAdministrator(user.role))
+      if (past(limits.message_content_edit_limit_seconds) && !isAdministrator(user.role))
         throw new JsonableError("The time limit for editing this message has past");
     }
     if (topicMoved) {
       if (!sender && !moderator)
         throw new JsonableError("You don't have permission to edit this message");
-      if (!moderator && age > MESSAGE_TOPIC_EDIT_LIMIT_SECONDS)
+      if (!moderator && past(limits.move_messages_within_stream_limit_seconds))
         throw new JsonableError("The time limit for editing this message's topic has passed.");
     }
     if (channelMoved) {
@@ -214,7 +217,7 @@ export async function doEditMessage(
         !isGuest(user.role) ||
         (await inGroup(tx, source.can_move_messages_out_of_channel_group_id, user.id));
       if (!mayMove) throw new JsonableError("You don't have permission to move this message");
-      if (!moderator && age > MESSAGE_CHANNEL_MOVE_LIMIT_SECONDS)
+      if (!moderator && past(limits.move_messages_between_streams_limit_seconds))
         throw new JsonableError("The time limit for editing this message's channel has passed");
     }
     const move: Move | undefined =

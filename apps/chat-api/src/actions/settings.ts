@@ -15,6 +15,7 @@ import {
   type SettingValue,
   realmSettingsDefaults,
   userSettings,
+  LANGUAGE_CODE,
 } from "../lib/user-settings";
 import { checkFullName } from "./accounts";
 import { renamePerson } from "./user-admin";
@@ -41,7 +42,7 @@ function checkSetting(name: string, value: SettingValue): SettingValue {
   if (rule === undefined) throw new JsonableError(`Unknown setting: ${name}`);
   if (name === "timezone" && (typeof value !== "string" || !knownTimeZone(value)))
     throw new JsonableError(`Invalid timezone '${String(value)}'`);
-  if (name === "default_language" && !/^[a-zA-Z]{2,3}([-_][a-zA-Z0-9]{2,8})*$/.test(String(value)))
+  if (name === "default_language" && !LANGUAGE_CODE.test(String(value)))
     throw new JsonableError(`Invalid default language '${String(value)}'`);
   const invalid = () => new JsonableError(`Invalid ${name}`);
   switch (rule.kind) {

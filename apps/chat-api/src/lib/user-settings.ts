@@ -277,3 +277,6 @@ export function realmSettingsDefaults(stored: unknown) {
     [...REALM_DEFAULT_SETTINGS, ...REALM_DEFAULT_FIXED].sort().map((name) => [name, all[name]]),
   );
 }
+
+/** A language code as Zulip's settings take it: `en`, `pt-br`, `zh-hans`. */
+export const LANGUAGE_CODE = /^[a-zA-Z]{2,3}([-_][a-zA-Z0-9]{2,8})*$/;

@@ -2,7 +2,7 @@ import { doAddPlayground, doRemovePlayground } from "../actions/realm-playground
 import { doUpdateRealmUserDefaults, listExportConsents } from "../actions/settings";
 import { ExportType, doStartRealmExport, listRealmExports } from "../actions/realm-export";
 import { isOwner } from "../lib/roles";
-import { doSetRealmName } from "../actions/realm-settings";
+import { REALM_GROUP_SETTING_NAMES, doUpdateRealmSettings } from "../actions/realm-settings";
 import { realmUrl } from "../lib/realm-url";
 import { OrganizationOwnerRequiredError } from "@repo/envelope";
 import { REALM_DEFAULT_SETTINGS, SETTING_RULES, type SettingValue } from "../lib/user-settings";
@@ -22,7 +22,7 @@ import {
   listLinkifiers,
 } from "../actions/realm-linkifiers";
 import { doCreateProfileField, listProfileFields } from "../actions/custom-profile-fields";
-import { bool, int, json, settingParams, str } from "../http/params";
+import { bool, groupSettingUpdateParam, int, json, settingParams, str } from "../http/params";
 import { userEndpoint } from "../http/typed-endpoint";
 import type { Services } from "../http/context";
 
@@ -38,6 +38,14 @@ const REALM_DEFAULT_PARAMS = settingParams(
   ),
 );
 
+/** PATCH /realm's permission settings: each a group-setting change (`{new, old}`), optional. */
+const REALM_GROUP_PARAMS = Object.fromEntries(
+  REALM_GROUP_SETTING_NAMES.map((name) => [name, groupSettingUpdateParam().optional()]),
+) as Record<
+  (typeof REALM_GROUP_SETTING_NAMES)[number],
+  ReturnType<ReturnType<typeof groupSettingUpdateParam>["optional"]>
+>;
+
 /** Organization settings, custom emoji, linkifiers and custom profile fields of the realm. */
 export function realmRoutes({ db, bus, config, uploads, logger }: Services) {
   return {
@@ -49,17 +57,59 @@ export function realmRoutes({ db, bus, config, uploads, logger }: Services) {
         access: { role: "administrator" },
         params: {
           name: str({ maxLength: 1000 }).optional().describe("The organization's name"),
+          description: str({ maxLength: 10_000 })
+            .optional()
+            .describe("The organization's description (Markdown)"),
+          default_language: str({ maxLength: 100 }).optional(),
+          allow_message_editing: bool().optional(),
+          enable_spectator_access: bool().optional(),
+          message_retention_days: str({ maxLength: 100 })
+            .optional()
+            .describe("Days, or `unlimited` (owners only)"),
+          message_content_edit_limit_seconds: str({ maxLength: 100 })
+            .optional()
+            .describe("Seconds, or `unlimited`"),
+          message_content_delete_limit_seconds: str({ maxLength: 100 }).optional(),
+          move_messages_within_stream_limit_seconds: str({ maxLength: 100 }).optional(),
+          move_messages_between_streams_limit_seconds: str({ maxLength: 100 }).optional(),
+          new_stream_announcements_stream_id: int({ min: -1 }).optional(),
           moderation_request_channel_id: int({ min: -1 })
             .optional()
             .describe("The private channel reports of messages go to; -1 turns reporting off"),
+          ...REALM_GROUP_PARAMS,
         },
       },
       async ({ user, params }) => {
-        if (params.name !== undefined) await doSetRealmName({ db, bus }, user, params.name);
-        const channelId = params.moderation_request_channel_id;
-        if (channelId === undefined) return {};
+        const {
+          moderation_request_channel_id: channelId,
+          can_access_all_users_group,
+          can_add_subscribers_group,
+          can_create_bots_group,
+          can_create_groups,
+          can_create_private_channel_group,
+          can_create_public_channel_group,
+          can_create_web_public_channel_group,
+          can_invite_users_group,
+          can_manage_all_groups,
+          ...scalars
+        } = params;
+        const groups = Object.fromEntries(
+          Object.entries({
+            can_access_all_users_group,
+            can_add_subscribers_group,
+            can_create_bots_group,
+            can_create_groups,
+            can_create_private_channel_group,
+            can_create_public_channel_group,
+            can_create_web_public_channel_group,
+            can_invite_users_group,
+            can_manage_all_groups,
+          }).filter(([, value]) => value !== undefined),
+        );
+        const data = await doUpdateRealmSettings({ db, bus }, user, { ...scalars, groups });
+        if (channelId === undefined) return data;
         await doSetModerationChannel(db, bus, user, channelId);
-        return { moderation_request_channel_id: channelId };
+        return { ...data, moderation_request_channel_id: channelId };
       },
     ),
     getLinkifiers: userEndpoint(
