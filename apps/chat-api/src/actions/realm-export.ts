@@ -12,11 +12,14 @@ import type { Tx } from "../db/kysely";
 import type { RealmExport } from "../gen/prisma/client";
 import {
   exportAttachments,
+  exportChannelFolders,
   exportChannels,
   exportGroups,
   exportMessagesAfter,
   exportPeople,
+  exportRealmRow,
   exportSubscriptions,
+  exportUserMessages,
   exportsSince,
   failRealmExport,
   finishRealmExport,
@@ -35,11 +38,16 @@ import { fileUrl, newPathId } from "./uploads";
 /**
  * Data exports (POST and GET /export/realm): a tar.gz archive of the
  * organization in the upload store, written in the background in batches
- * (never one long statement, never the whole realm in memory): `realm.json`,
- * `users.json`, `channels.json`, `subscriptions.json`, `user_groups.json`,
- * `messages-NNNNNN.json` (1,000 messages each, with their reactions),
+ * (never one long statement, never the whole realm in memory), in the order
+ * an import reads it: `realm.json` (the format, and the realm's row),
+ * `users.json` (no API keys or passwords; delivery addresses in a standard
+ * export only), `user_groups.json` (named and anonymous, the values of group
+ * settings), `channel_folders.json`, `channels.json`, `subscriptions.json`,
+ * `messages-NNNNNN.json` (1,000 messages each, with
+ * their reactions, edit history and who has them with which flags),
  * `attachments.json` and the uploaded files the exported messages link to
- * under `uploads/`. A public export (type 1) holds the public channels; a
+ * under `uploads/`. Rows keep their ids: `admin import-realm` loads the
+ * archive into an empty server as it was. A public export (type 1) holds the public channels; a
  * standard one (type 2) also the private channels and the direct messages
  * sent by people who consented (`allow_private_data_export`). The archive is
  * an upload of the administrator who asked for it.
@@ -182,6 +190,9 @@ function addText(archive: Pack, name: string, text: string): Promise<void> {
 const addJson = (archive: Pack, name: string, value: unknown): Promise<void> =>
   addText(archive, name, JSON.stringify(value));
 
+/** The archive's format: what `realm.json`'s `format` says, and the importer reads. */
+export const EXPORT_FORMAT = 2;
+
 /** Writes the realm's rows and files into `archive`, batch by batch. */
 async function writeEntries(
   db: Database,
@@ -190,21 +201,13 @@ async function writeEntries(
   row: RealmExport,
 ): Promise<void> {
   const standard = row.export_type === ExportType.STANDARD;
-  const realm = await realmById(db, row.realm_id);
   await addJson(archive, "realm.json", {
-    id: realm.id,
-    subdomain: realm.subdomain,
-    name: realm.name,
-    description: realm.description,
-    date_created: realm.date_created,
+    format: EXPORT_FORMAT,
     export_type: row.export_type,
     exported_at: new Date(),
+    realm: await exportRealmRow(db, row.realm_id),
   });
-  await addJson(archive, "users.json", await exportPeople(db, row.realm_id));
-  const channels = await exportChannels(db, row.realm_id, standard);
-  await addJson(archive, "channels.json", channels);
-  const channelIds = channels.map((c) => c.id);
-  await addJson(archive, "subscriptions.json", await exportSubscriptions(db, channelIds));
+  await addJson(archive, "users.json", await exportPeople(db, row.realm_id, standard));
   const groups = await exportGroups(db, row.realm_id);
   await addJson(
     archive,
@@ -215,6 +218,11 @@ async function writeEntries(
       subgroups: subgroups.map((s) => s.subgroup_id),
     })),
   );
+  const channels = await exportChannels(db, row.realm_id, standard);
+  await addJson(archive, "channel_folders.json", await exportChannelFolders(db, row.realm_id));
+  await addJson(archive, "channels.json", channels);
+  const channelIds = channels.map((c) => c.id);
+  await addJson(archive, "subscriptions.json", await exportSubscriptions(db, channelIds));
   const consenting = standard
     ? (await activeHumanSettings(db, row.realm_id))
         .filter(
@@ -236,7 +244,21 @@ async function writeEntries(
       consenting,
     );
     if (messages.length === 0) break;
-    await addJson(archive, `messages-${String(part).padStart(6, "0")}.json`, messages);
+    const holders = new Map<number, { user_id: number; flags: bigint }[]>();
+    for (const holder of await exportUserMessages(
+      db,
+      messages.map((m) => m.id),
+    ))
+      holders.set(holder.message_id, [...(holders.get(holder.message_id) ?? []), holder]);
+    await addJson(
+      archive,
+      `messages-${String(part).padStart(6, "0")}.json`,
+      messages.map((message) => ({
+        ...message,
+        // Who has the message, with their flags (a bigint, as a decimal string).
+        holders: (holders.get(message.id) ?? []).map((h) => [h.user_id, h.flags.toString()]),
+      })),
+    );
     for (const file of await exportAttachments(
       db,
       messages.map((m) => m.id),

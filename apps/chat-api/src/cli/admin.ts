@@ -16,6 +16,8 @@ import { migrate } from "../db/migrate";
 import { createAccount, doSetPassword } from "../actions/accounts";
 import { createRealm } from "../actions/realm-creation";
 import { Role } from "../lib/roles";
+import { createUploadStore } from "../lib/upload-store";
+import { ImportError, importRealm } from "../actions/realm-import";
 import type { Database } from "../db/database";
 import { CacheBus } from "../caches/cache-bus";
 import { isProduction, loadConfig } from "../lib/config";
@@ -43,6 +45,7 @@ interface Command {
     db: Database,
     values: Record<string, string | boolean | undefined>,
     positionals: string[],
+    env: NodeJS.ProcessEnv,
   ): Promise<string>;
 }
 
@@ -88,6 +91,25 @@ function validEmail(email: string): string {
 const realmOption = { realm: { type: "string" as const } };
 
 const commands: Record<string, Command> = {
+  "import-realm": {
+    usage: "import-realm ARCHIVE",
+    summary:
+      "Load a data export (POST /export/realm's .tar.gz) into an empty server, ids and files kept",
+    options: {},
+    async run(db, _values, positionals, env) {
+      const [archive, ...extra] = positionals;
+      if (archive === undefined || extra.length > 0)
+        throw new UsageError("give exactly one archive");
+      const uploads = createUploadStore(loadConfig(env));
+      try {
+        const done = await importRealm(db, uploads, archive);
+        return `imported realm ${String(done.realmId)} (subdomain "${done.subdomain}"): ${String(done.users)} people, ${String(done.channels)} channels, ${String(done.messages)} messages, ${String(done.files)} files; every account has a new API key and no password`;
+      } catch (error) {
+        if (error instanceof ImportError) throw new CommandError(error.message);
+        throw error;
+      }
+    },
+  },
   "create-realm": {
     usage: "create-realm --subdomain SUB --name NAME [--description TEXT]",
     summary:
@@ -331,7 +353,7 @@ export async function runAdmin(
       db = opened = await openDatabase(config);
       if (!isProduction(config)) await migrate(db.sql);
     }
-    out(await command.run(db, parsed.values, parsed.positionals));
+    out(await command.run(db, parsed.values, parsed.positionals, env));
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {

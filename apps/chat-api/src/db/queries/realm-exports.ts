@@ -33,67 +33,66 @@ export async function failRealmExport(tx: Tx, id: number): Promise<void> {
   await tx.prisma.realmExport.update({ where: { id }, data: { date_failed: new Date() } });
 }
 
-/** The realm's people as an export writes them (every account, deactivated ones and bots too). */
-export function exportPeople(tx: Tx, realmId: number) {
+/**
+ * The realm's accounts as an export writes them: every one (deactivated ones
+ * and bots too), every column but the secrets (API key, password hash); the
+ * delivery addresses only with `withDeliveryEmail` (a standard export).
+ */
+export function exportPeople(tx: Tx, realmId: number, withDeliveryEmail: boolean) {
   return tx.prisma.user.findMany({
     where: { realm_id: realmId },
-    select: {
-      id: true,
-      email: true,
-      full_name: true,
-      role: true,
-      is_bot: true,
-      bot_type: true,
-      bot_owner_id: true,
-      is_active: true,
-      date_joined: true,
-      timezone: true,
-    },
+    omit: { api_key: true, password: true, delivery_email: !withDeliveryEmail },
     orderBy: { id: "asc" },
   });
 }
 
-/** The realm's channels an export writes: the public ones, or all with `includePrivate`. */
+/** The realm's whole row. */
+export function exportRealmRow(tx: Tx, realmId: number) {
+  return tx.prisma.realm.findUniqueOrThrow({ where: { id: realmId } });
+}
+
+/** The realm's channels an export writes, whole rows: the public ones, or all with `includePrivate`. */
 export function exportChannels(tx: Tx, realmId: number, includePrivate: boolean) {
   return tx.prisma.channel.findMany({
     where: { realm_id: realmId, ...(includePrivate ? {} : { invite_only: false }) },
-    select: {
-      id: true,
-      name: true,
-      description: true,
-      invite_only: true,
-      is_web_public: true,
-      history_public_to_subscribers: true,
-      is_archived: true,
-      date_created: true,
-    },
     orderBy: { id: "asc" },
   });
 }
 
-/** The subscriptions to channels `channelIds`. */
+/** The realm's channel folders. */
+export function exportChannelFolders(tx: Tx, realmId: number) {
+  return tx.prisma.channelFolder.findMany({ where: { realm_id: realmId }, orderBy: { id: "asc" } });
+}
+
+/** The subscriptions to channels `channelIds`, whole rows but their ids. */
 export function exportSubscriptions(tx: Tx, channelIds: readonly number[]) {
   return tx.prisma.subscription.findMany({
     where: { channel_id: { in: [...channelIds] } },
-    select: { user_id: true, channel_id: true, active: true },
+    omit: { id: true },
     orderBy: [{ channel_id: "asc" }, { user_id: "asc" }],
   });
 }
 
-/** The realm's named groups with their direct members and subgroups. */
+/**
+ * The realm's groups, whole rows, named and anonymous (the values of group
+ * settings), with their direct members and subgroups.
+ */
 export function exportGroups(tx: Tx, realmId: number) {
   return tx.prisma.userGroup.findMany({
-    where: { realm_id: realmId, name: { not: null } },
-    select: {
-      id: true,
-      name: true,
-      description: true,
-      is_system_group: true,
-      deactivated: true,
+    where: { realm_id: realmId },
+    include: {
       members: { select: { user_id: true } },
       subgroups: { select: { subgroup_id: true } },
     },
     orderBy: { id: "asc" },
+  });
+}
+
+/** Who has messages `messageIds`, with their flags. */
+export function exportUserMessages(tx: Tx, messageIds: readonly number[]) {
+  return tx.prisma.userMessage.findMany({
+    where: { message_id: { in: [...messageIds] } },
+    orderBy: [{ message_id: "asc" }, { user_id: "asc" }],
   });
 }
 
@@ -129,6 +128,8 @@ export function exportMessagesAfter(
       rendered_content: true,
       date_sent: true,
       last_edit_time: true,
+      edit_history: true,
+      edit_summary: true,
       reactions: {
         select: { user_id: true, emoji_name: true, emoji_code: true, reaction_type: true },
       },
@@ -138,10 +139,19 @@ export function exportMessagesAfter(
   });
 }
 
-/** The uploads messages `messageIds` link to. */
+/** The uploads messages `messageIds` link to, with which of those messages link each. */
 export function exportAttachments(tx: Tx, messageIds: readonly number[]) {
+  const ids = [...messageIds];
   return tx.prisma.attachment.findMany({
-    where: { messages: { some: { message_id: { in: [...messageIds] } } } },
-    select: { path_id: true, file_name: true, content_type: true, size: true, owner_id: true },
+    where: { messages: { some: { message_id: { in: ids } } } },
+    select: {
+      path_id: true,
+      file_name: true,
+      content_type: true,
+      size: true,
+      owner_id: true,
+      created_at: true,
+      messages: { where: { message_id: { in: ids } }, select: { message_id: true } },
+    },
   });
 }
