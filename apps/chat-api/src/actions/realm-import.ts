@@ -309,12 +309,8 @@ async function importMessages(tx: Tx, realmId: number, rows: Row[]): Promise<voi
     return {
       ...(own as Prisma.MessageCreateManyInput),
       realm_id: realmId,
-      ...(parts.edit_history == null
-        ? {}
-        : { edit_history: parts.edit_history }),
-      ...(parts.edit_summary == null
-        ? {}
-        : { edit_summary: parts.edit_summary }),
+      ...(parts.edit_history == null ? {} : { edit_history: parts.edit_history }),
+      ...(parts.edit_summary == null ? {} : { edit_summary: parts.edit_summary }),
     };
   });
   await insertMessages(tx, messages);
