@@ -5,6 +5,7 @@ import type { Services } from "./http/context";
 import { type Exchange, addHeaders, sendJson } from "./http/exchange";
 import {
   type Api,
+  type Operation,
   type UploadRoom,
   checkAccess,
   compileRoutes,
@@ -13,6 +14,7 @@ import {
 } from "./http/typed-endpoint";
 import { receiveUpload } from "./http/upload-body";
 import { removeFile } from "./lib/upload-store";
+import { UserShare } from "./lib/concurrency";
 
 /**
  * Form fields of a request, last value wins (as Django's QueryDict): body
@@ -70,6 +72,10 @@ export interface Input {
  */
 export function dispatcher(services: Services, api: Api) {
   const routes = compileRoutes(api.operations);
+  const shares = new UserShare(
+    services.config.CHAT_MAX_REQUESTS_PER_USER,
+    services.config.CHAT_MAX_QUEUED_PER_USER,
+  );
   // Matches of paths without parameters, kept (a few hundred at most: the table's fixed paths).
   const fixed = new Map<string, Match>();
   const find = (method: string, path: string, exchange: Exchange): Match => {
@@ -112,6 +118,27 @@ export function dispatcher(services: Services, api: Api) {
       ),
     );
     if (user !== undefined) checkAccess(operation.access, user);
+    // A person's requests run within their share of the replica; long-polls hold no
+    // connection while they wait and have their own limit.
+    if (user === undefined || operation.operationId === "get-events")
+      return perform(req, res, operation, pathParams, exchange, input, context, ip, user);
+    const who = user;
+    return shares.run(who.id, () =>
+      perform(req, res, operation, pathParams, exchange, input, context, ip, who),
+    );
+  };
+  /** Receives the upload, reads the parameters, runs the handler and answers. */
+  const perform = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    operation: Operation,
+    pathParams: Match["pathParams"],
+    exchange: Exchange,
+    input: Input,
+    context: Awaited<ReturnType<Services["realms"]["fromHost"]>>,
+    ip: string,
+    user: AuthedUser | undefined,
+  ): Promise<void> => {
     const upload = operation.upload
       ? await receiveUpload(req, {
           ...(await uploadLimit(

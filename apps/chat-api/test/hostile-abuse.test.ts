@@ -1,5 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readdir } from "node:fs/promises";
+import { PassThrough } from "node:stream";
+import { request } from "undici";
 import { deliverDueReminders } from "../src/actions/reminders";
 import { LOGIN_FAILURES } from "../src/lib/rate-limit";
 import { DEMO_PASSWORD } from "../src/cli/demo-data";
@@ -11,7 +13,9 @@ import {
   type Cast,
   type Reply,
   type TestServer,
+  ROOT_HOST,
   apiError,
+  authOf,
   channelIds,
   loadCast,
   startTestServer,
@@ -380,6 +384,63 @@ describe("the database pool", () => {
       expect(refused.headers["retry-after"]).toBe("1");
     }
     expect(other.status).toBe(200);
+  });
+});
+
+describe("one person's share of the replica", () => {
+  it("runs a person's requests within their share, queues the next, refuses past it, and serves others", async () => {
+    const shared = await startTestServer({
+      env: { CHAT_MAX_REQUESTS_PER_USER: "1", CHAT_MAX_QUEUED_PER_USER: "1" },
+    });
+    try {
+      const hamlet = authOf(await shared.person("hamlet"));
+      // An upload whose body comes slowly holds hamlet's one running slot.
+      const { body, headers } = multipart([
+        { name: "file", filename: "slow.txt", type: "text/plain", data: "x".repeat(4096) },
+      ]);
+      const slowBody = new PassThrough();
+      const authorization = `Basic ${Buffer.from(`${hamlet.auth[0]}:${hamlet.auth[1]}`).toString("base64")}`;
+      const slow = request(`${shared.url}/api/v1/user_uploads`, {
+        method: "POST",
+        headers: {
+          ...headers,
+          host: ROOT_HOST,
+          authorization,
+          "content-length": String(body.length),
+        },
+        body: slowBody,
+      });
+      slowBody.write(body.subarray(0, 300));
+      // The upload is being received once its temporary file exists.
+      const incoming = shared.services.uploads.incoming;
+      for (let waited = 0; (await readdir(incoming).catch(() => [])).length === 0; waited += 10) {
+        if (waited > 10_000) throw new Error("the upload never started");
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      const second = shared.call("GET", "/api/v1/users/me", hamlet);
+      const third = shared.call("GET", "/api/v1/users/me", hamlet);
+      // One waits its turn; the other finds the queue full at once.
+      const refused = await Promise.race([second, third]);
+      expect(refused.status).toBe(429);
+      expect(refused.headers["retry-after"]).toBe("1");
+      expect(refused.body).toMatchObject({
+        code: "RATE_LIMIT_HIT",
+        msg: "Too many requests at once for this user (limit: 1 running, 1 waiting).",
+      });
+      // Another person is served while hamlet's share is full.
+      const other = await shared.call(
+        "GET",
+        "/api/v1/users/me",
+        authOf(await shared.person("cordelia")),
+      );
+      expect(other.status).toBe(200);
+      slowBody.end(body.subarray(300));
+      expect((await slow).statusCode).toBe(200);
+      const statuses = (await Promise.all([second, third])).map((r) => r.status).sort();
+      expect(statuses).toEqual([200, 429]);
+    } finally {
+      await shared.close();
+    }
   });
 });
 

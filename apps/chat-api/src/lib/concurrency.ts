@@ -61,6 +61,50 @@ export class InFlightByUser {
   }
 }
 
+/**
+ * Each user's share of the server on this replica: at most `slots` of their
+ * requests run at once (each holds at most a database connection or a few,
+ * so one person never holds the pool); the next `queue` wait their turn in
+ * order; one more is HTTP 429 with `Retry-After: 1`. Another person's
+ * requests never wait behind theirs.
+ */
+export class UserShare {
+  private readonly users = new Map<number, { running: number; waiting: (() => void)[] }>();
+
+  constructor(
+    private readonly slots: number,
+    private readonly queue: number,
+  ) {}
+
+  /** Runs `work` within `userId`'s share. */
+  async run<T>(userId: number, work: () => Promise<T>): Promise<T> {
+    let share = this.users.get(userId);
+    if (share === undefined) {
+      share = { running: 0, waiting: [] };
+      this.users.set(userId, share);
+    }
+    if (share.running >= this.slots) {
+      if (share.waiting.length >= this.queue)
+        throw new JsonableError(
+          `Too many requests at once for this user (limit: ${String(this.slots)} running, ${String(this.queue)} waiting).`,
+          ErrorCode.RATE_LIMIT_HIT,
+          429,
+          { "retry-after": 1 },
+          { "Retry-After": "1" },
+        );
+      const waiting = share.waiting;
+      await new Promise<void>((resolve) => waiting.push(resolve));
+    } else share.running++;
+    try {
+      return await work();
+    } finally {
+      const next = share.waiting.shift();
+      if (next !== undefined) next();
+      else if (--share.running === 0) this.users.delete(userId);
+    }
+  }
+}
+
 /** How one due item's delivery went: sent, failed for good, or taken by another replica. */
 export type DeliveryOutcome = "sent" | "failed" | "taken";
 

@@ -150,6 +150,13 @@ const schema = z.object({
    * (each reads on up to 3 pool connections); one more is 429 with Retry-After.
    */
   CHAT_MAX_REGISTERS_PER_USER: z.coerce.number().int().min(1).max(1000).default(2),
+  /**
+   * Most requests of one user that run at once on one replica (each holds a
+   * pool connection or a few); the next CHAT_MAX_QUEUED_PER_USER wait their
+   * turn, one more is 429 with Retry-After. Long-polls are counted apart.
+   */
+  CHAT_MAX_REQUESTS_PER_USER: z.coerce.number().int().min(1).max(1000).default(4),
+  CHAT_MAX_QUEUED_PER_USER: z.coerce.number().int().min(0).max(100_000).default(100),
   /** Most long-polls (GET /events) one user may hold open on one replica. */
   CHAT_MAX_POLLS_PER_USER: z.coerce.number().int().min(1).default(20),
   /** Largest uploaded file (POST /user_uploads), in MiB: register's `max_file_upload_size_mib`. */
