@@ -12,7 +12,7 @@
  */
 import { Client } from "pg";
 import { request } from "undici";
-import { createSeededDatabase } from "./dataset";
+import { createSeededDatabase, insertChannels } from "./dataset";
 
 export const BIG_PEOPLE = 10_000;
 export const BIG_CHANNELS = 1_000;
@@ -65,23 +65,7 @@ export async function createBigRealm(adminUrl: string): Promise<BigRealm> {
        SELECT $1, id FROM users WHERE realm_id = $2 AND email LIKE 'big%@example.com'`,
       [members.id, realm],
     );
-    await q(
-      `INSERT INTO channels (realm_id, name, description, rendered_description,
-         can_add_subscribers_group_id, can_administer_channel_group_id, can_delete_any_message_group_id,
-         can_delete_own_message_group_id, can_move_messages_out_of_channel_group_id,
-         can_move_messages_within_channel_group_id, can_remove_subscribers_group_id,
-         can_resolve_topics_group_id, can_send_message_group_id, can_subscribe_group_id,
-         can_create_topic_group_id)
-       SELECT realm_id, 'big-' || n, 'Channel ' || n, '<p>Channel ' || n || '</p>',
-         can_add_subscribers_group_id, can_administer_channel_group_id, can_delete_any_message_group_id,
-         can_delete_own_message_group_id, can_move_messages_out_of_channel_group_id,
-         can_move_messages_within_channel_group_id, can_remove_subscribers_group_id,
-         can_resolve_topics_group_id, can_send_message_group_id, can_subscribe_group_id,
-         can_create_topic_group_id
-       FROM channels, generate_series(1, $2::int) AS n
-       WHERE realm_id = $1 AND name = 'Denmark' ORDER BY n`,
-      [realm, BIG_CHANNELS],
-    );
+    await insertChannels(db, realm, "big", BIG_CHANNELS);
     // big-1: the first 5,000 people; every person in three other channels; the caller in big-1..20.
     await q(
       `INSERT INTO subscriptions (user_id, channel_id, color)

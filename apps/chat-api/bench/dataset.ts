@@ -192,3 +192,35 @@ export async function markAllUnread(dataset: Dataset): Promise<void> {
     await client.end();
   }
 }
+
+/**
+ * Creates `count` channels `PREFIX-1`..`PREFIX-count` in realm `realmId`,
+ * each with the permission settings of its `Denmark` (as the service makes a
+ * channel); answers their ids in order.
+ */
+export async function insertChannels(
+  db: Client,
+  realmId: number,
+  prefix: string,
+  count: number,
+): Promise<number[]> {
+  const { rows } = await db.query<{ id: number }>(
+    `INSERT INTO channels (realm_id, name, description, rendered_description,
+       can_add_subscribers_group_id, can_administer_channel_group_id, can_delete_any_message_group_id,
+       can_delete_own_message_group_id, can_move_messages_out_of_channel_group_id,
+       can_move_messages_within_channel_group_id, can_remove_subscribers_group_id,
+       can_resolve_topics_group_id, can_send_message_group_id, can_subscribe_group_id,
+       can_create_topic_group_id)
+     SELECT realm_id, $3 || '-' || n, 'Channel ' || n, '<p>Channel ' || n || '</p>',
+       can_add_subscribers_group_id, can_administer_channel_group_id, can_delete_any_message_group_id,
+       can_delete_own_message_group_id, can_move_messages_out_of_channel_group_id,
+       can_move_messages_within_channel_group_id, can_remove_subscribers_group_id,
+       can_resolve_topics_group_id, can_send_message_group_id, can_subscribe_group_id,
+       can_create_topic_group_id
+     FROM channels, generate_series(1, $2::int) AS n
+     WHERE realm_id = $1 AND name = 'Denmark' ORDER BY n RETURNING id`,
+    [realmId, count, prefix],
+  );
+  if (rows.length !== count) throw new Error("could not create the channels");
+  return rows.map((row) => row.id);
+}

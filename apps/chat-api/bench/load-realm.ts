@@ -15,7 +15,7 @@ import {
 } from "@repo/bench-kit";
 import { Client } from "pg";
 import { Agent, type Dispatcher, errors } from "undici";
-import { createSeededDatabase } from "./dataset";
+import { createSeededDatabase, insertChannels } from "./dataset";
 import { NODE_FLAGS } from "../src/node-flags";
 
 export const ADMIN_URL =
@@ -75,24 +75,9 @@ export async function createLoadRealm(
       realm.group,
       rows.map((u) => u.id),
     ]);
-    const created = await q<{ id: number }>(
-      `INSERT INTO channels (realm_id, name, description, rendered_description,
-         can_add_subscribers_group_id, can_administer_channel_group_id, can_delete_any_message_group_id,
-         can_delete_own_message_group_id, can_move_messages_out_of_channel_group_id,
-         can_move_messages_within_channel_group_id, can_remove_subscribers_group_id,
-         can_resolve_topics_group_id, can_send_message_group_id, can_subscribe_group_id,
-         can_create_topic_group_id)
-       SELECT realm_id, 'load-' || n, 'The load', '<p>The load</p>',
-         can_add_subscribers_group_id, can_administer_channel_group_id, can_delete_any_message_group_id,
-         can_delete_own_message_group_id, can_move_messages_out_of_channel_group_id,
-         can_move_messages_within_channel_group_id, can_remove_subscribers_group_id,
-         can_resolve_topics_group_id, can_send_message_group_id, can_subscribe_group_id,
-         can_create_topic_group_id
-       FROM channels, generate_series(1, $2::int) AS n
-       WHERE realm_id = $1 AND name = 'Denmark' ORDER BY n RETURNING id`,
-      [realm.realm_id, channels],
-    );
-    if (created.length !== channels) throw new Error("could not create the channels");
+    const created = (await insertChannels(db, realm.realm_id, "load", channels)).map((id) => ({
+      id,
+    }));
     const subscriptions = rows.map((_, i) => [...new Set(subscribe(i))]);
     const pairs = subscriptions.flatMap((list, i) =>
       list.map((c) => [rows[i]?.id ?? 0, created[c]?.id ?? 0] as const),

@@ -80,32 +80,18 @@ export function realmRoutes({ db, bus, config, uploads, logger }: Services) {
         },
       },
       async ({ user, params }) => {
-        const {
-          moderation_request_channel_id: channelId,
-          can_access_all_users_group,
-          can_add_subscribers_group,
-          can_create_bots_group,
-          can_create_groups,
-          can_create_private_channel_group,
-          can_create_public_channel_group,
-          can_create_web_public_channel_group,
-          can_invite_users_group,
-          can_manage_all_groups,
-          ...scalars
-        } = params;
+        const { moderation_request_channel_id: channelId, ...rest } = params;
         const groups = Object.fromEntries(
-          Object.entries({
-            can_access_all_users_group,
-            can_add_subscribers_group,
-            can_create_bots_group,
-            can_create_groups,
-            can_create_private_channel_group,
-            can_create_public_channel_group,
-            can_create_web_public_channel_group,
-            can_invite_users_group,
-            can_manage_all_groups,
-          }).filter(([, value]) => value !== undefined),
+          REALM_GROUP_SETTING_NAMES.flatMap((name) => {
+            const change = rest[name];
+            return change === undefined ? [] : [[name, change]];
+          }),
         );
+        const scalars = Object.fromEntries(
+          Object.entries(rest).filter(
+            ([name]) => !(REALM_GROUP_SETTING_NAMES as readonly string[]).includes(name),
+          ),
+        ) as Omit<typeof rest, (typeof REALM_GROUP_SETTING_NAMES)[number]>;
         const data = await doUpdateRealmSettings({ db, bus }, user, { ...scalars, groups });
         if (channelId === undefined) return data;
         await doSetModerationChannel(db, bus, user, channelId);
