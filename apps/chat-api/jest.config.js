@@ -15,8 +15,16 @@ const templates = join(
   `chat-api-test-${process.pid}-${Date.now()}`,
 );
 
-// Test files that never open a database run once, in the PGlite project.
-const DATABASE_FREE = ["dispatch", "markdown", "polls", "render-pool", "structure"];
+// Test files that never open a database run once, in the PGlite project, as
+// does the one about the embedded database's own behaviour.
+const DATABASE_FREE = [
+  "dispatch",
+  "markdown",
+  "polls",
+  "render-pool",
+  "structure",
+  "embedded-statements",
+];
 
 const project = (kind) => ({
   ...preset,

@@ -2,6 +2,20 @@ import { sql } from "kysely";
 import type { Tx } from "../kysely";
 import { caselessEquals, sameText } from "./text";
 
+/**
+ * Rows a write over many messages touches per statement: the embedded
+ * database runs each statement on the server's thread, so a 5,000-message
+ * move is ten short statements (in its one transaction), not one long one.
+ */
+const ROWS_PER_STATEMENT = 500;
+
+/** `ids` in slices of {@link ROWS_PER_STATEMENT}. */
+function batches(ids: readonly number[]): number[][] {
+  const slices: number[][] = [];
+  for (let i = 0; i < ids.length; i += ROWS_PER_STATEMENT)
+    slices.push(ids.slice(i, i + ROWS_PER_STATEMENT));
+  return slices;
+}
 /** One entry of a message's `edit_history`. */
 export interface EditEntry {
   user_id: number;
@@ -34,15 +48,16 @@ export async function appendEditHistory(
   if (ids.length === 0) return;
   const { prev_content: _content, prev_rendered_content: _rendered, ...summary } = entry;
   const newest = `$[0 to ${String(EDIT_SUMMARY_LENGTH - 1)}]`;
-  await tx.q
-    .updateTable("messages")
-    .set({
-      edit_history: sql`coalesce(edit_history, '[]'::jsonb) || ${JSON.stringify([entry])}::jsonb`,
-      edit_summary: sql`jsonb_path_query_array(
-        ${JSON.stringify([summary])}::jsonb || coalesce(edit_summary, '[]'::jsonb), ${newest}::jsonpath)`,
-    })
-    .where("id", "in", [...ids])
-    .execute();
+  for (const batch of batches(ids))
+    await tx.q
+      .updateTable("messages")
+      .set({
+        edit_history: sql`coalesce(edit_history, '[]'::jsonb) || ${JSON.stringify([entry])}::jsonb`,
+        edit_summary: sql`jsonb_path_query_array(
+          ${JSON.stringify([summary])}::jsonb || coalesce(edit_summary, '[]'::jsonb), ${newest}::jsonpath)`,
+      })
+      .where("id", "in", batch)
+      .execute();
 }
 
 /** The most edits any message of `ids` has recorded, and the largest history's size in bytes. */
@@ -192,10 +207,11 @@ export async function moveMessages(
   to: { channelId: number; topic: string },
   editTime: Date,
 ): Promise<void> {
-  await tx.prisma.message.updateMany({
-    where: { id: { in: [...ids] } },
-    data: { channel_id: to.channelId, topic: to.topic, last_edit_time: editTime },
-  });
+  for (const batch of batches(ids))
+    await tx.prisma.message.updateMany({
+      where: { id: { in: batch } },
+      data: { channel_id: to.channelId, topic: to.topic, last_edit_time: editTime },
+    });
 }
 
 /** Deletes messages `ids` (with everything that hangs on them); answers how many there were. */
