@@ -126,12 +126,21 @@ export async function startServer(
       clearInterval(collector);
       clearInterval(scheduler);
       const closed = new Promise((resolve) => server.close(resolve));
+      // A kept-alive connection answers what it already carries, then closes
+      // (`Connection: close`), so clients that keep sending on it move on.
+      server.prependListener("request", (_req: http.IncomingMessage, res: http.ServerResponse) => {
+        res.shouldKeepAlive = false;
+      });
       // Waiting long-polls answer now, so they do not hold the shutdown.
       await services.events.stop();
+      // Connections close as soon as they fall idle (a long-poll's once its
+      // answer is written), not after their keep-alive time.
       server.closeIdleConnections();
+      const sweep = setInterval(() => server.closeIdleConnections(), 100);
       const cut = setTimeout(() => server.closeAllConnections(), graceMs);
       cut.unref();
       await closed;
+      clearInterval(sweep);
       clearTimeout(cut);
       await new Promise((resolve) => metricsServer.close(resolve));
       await services.bus.stop();
