@@ -24,6 +24,7 @@ const DATABASE_FREE = [
   "render-pool",
   "structure",
   "embedded-statements",
+  "memory-budget",
 ];
 
 const project = (kind) => ({

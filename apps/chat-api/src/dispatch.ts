@@ -15,6 +15,7 @@ import {
 import { receiveUpload } from "./http/upload-body";
 import { removeFile } from "./lib/upload-store";
 import { UserShare } from "./lib/concurrency";
+import { MemoryBudget, defaultResidentBudget, processMemory } from "./lib/memory-budget";
 
 /**
  * Form fields of a request, last value wins (as Django's QueryDict): body
@@ -76,6 +77,15 @@ export function dispatcher(services: Services, api: Api) {
     services.config.CHAT_MAX_REQUESTS_PER_USER,
     services.config.CHAT_MAX_QUEUED_PER_USER,
   );
+  const { CHAT_MEMORY_BUDGET_MB } = services.config;
+  const memory = new MemoryBudget(
+    CHAT_MEMORY_BUDGET_MB === 0 ? defaultResidentBudget() : CHAT_MEMORY_BUDGET_MB * 1024 * 1024,
+    processMemory,
+    (over, figures) => {
+      if (over) services.logger.warn(figures, "over the memory budget: refusing new requests");
+      else services.logger.info(figures, "back under the memory budget");
+    },
+  );
   // Matches of paths without parameters, kept (a few hundred at most: the table's fixed paths).
   const fixed = new Map<string, Match>();
   const find = (method: string, path: string, exchange: Exchange): Match => {
@@ -95,6 +105,8 @@ export function dispatcher(services: Services, api: Api) {
     exchange: Exchange,
     input: Input,
   ): Promise<void> => {
+    // Over the memory budget, nothing new starts (long-polls hold little and are answered).
+    if (operation.operationId !== "get-events" && memory.exceeded()) throw MemoryBudget.refusal();
     const context = await services.realms.fromHost(req.headers.host);
     // No proxy is trusted: the peer's address (what Express's `req.ip` gives here).
     const ip = req.socket.remoteAddress ?? "";

@@ -444,6 +444,102 @@ describe("one person's share of the replica", () => {
   });
 });
 
+describe("the memory budget", () => {
+  it("refuses new requests with 503 while the process is over it, storing nothing; health checks answer", async () => {
+    // 1 MiB: the test process is always over it.
+    const tight = await startTestServer({ env: { CHAT_MEMORY_BUDGET_MB: "1" } });
+    try {
+      const hamlet = authOf(await tight.person("hamlet"));
+      const before = await tight.db.prisma.message.count();
+      const refused = await tight.call("POST", "/api/v1/messages", {
+        ...hamlet,
+        form: { type: "stream", to: "Verona", topic: "memory", content: "not stored" },
+      });
+      expect(refused.status).toBe(503);
+      expect(refused.headers["retry-after"]).toBe("2");
+      expect(refused.body).toEqual({
+        result: "error",
+        code: "SERVICE_UNAVAILABLE",
+        msg: "Service unavailable: the server is short of memory; try again shortly",
+      });
+      expect(await tight.db.prisma.message.count()).toBe(before);
+      const logins = await tight.call("POST", "/api/v1/fetch_api_key", {
+        form: { username: "hamlet@example.com", password: "x" },
+      });
+      expect(logins.status).toBe(503);
+      const health = await request(`${tight.url}/healthz`, { headers: { host: ROOT_HOST } });
+      expect(health.statusCode).toBe(200);
+      await health.body.dump();
+    } finally {
+      await tight.close();
+    }
+    // With the default budget, the same send goes through.
+    const sent = await call("hamlet", "POST", "/messages", {
+      type: "stream",
+      to: channels.Verona,
+      topic: "memory",
+      content: "stored",
+    });
+    expect(sent.status).toBe(200);
+  });
+});
+
+describe("a fetch of heavy messages", () => {
+  it("stops GET /messages at its byte budget nearest the anchor, and the rest is read by the next fetch", async () => {
+    const small = await startTestServer({ env: { CHAT_MAX_FETCH_MIB: "1" } });
+    try {
+      const hamlet = authOf(await small.person("hamlet"));
+      // 1,250 emoji: 10,000 characters, about 110 KB of HTML each.
+      const heavy = ":smile: ".repeat(1250).trim();
+      const sent: number[] = [];
+      for (let i = 0; i < 16; i++) {
+        const reply = await small.call("POST", "/api/v1/messages", {
+          ...hamlet,
+          form: { type: "stream", to: "Denmark", topic: "heavy", content: heavy },
+        });
+        expect(reply.status).toBe(200);
+        sent.push(reply.body.id as number);
+      }
+      const narrow = JSON.stringify([{ operator: "topic", operand: "heavy" }]);
+      const first = await small.call("GET", "/api/v1/messages", {
+        ...hamlet,
+        query: { anchor: "newest", num_before: 16, num_after: 0, narrow },
+      });
+      expect(first.status).toBe(200);
+      const got = (first.body.messages as { id: number; content: string }[]).map((m) => m.id);
+      expect(got.length).toBeGreaterThan(1);
+      expect(got.length).toBeLessThan(16);
+      // The newest ones, in order, and the answer says older ones remain.
+      expect(got).toEqual(sent.slice(-got.length));
+      expect(first.body.found_oldest).toBe(false);
+      expect(first.body.found_newest).toBe(true);
+      const text = (first.body.messages as { content: string }[]).reduce(
+        (sum, m) => sum + Buffer.byteLength(m.content),
+        0,
+      );
+      expect(text).toBeLessThanOrEqual(1024 * 1024);
+      // The next fetch, before the oldest one received, carries on.
+      const next = await small.call("GET", "/api/v1/messages", {
+        ...hamlet,
+        query: { anchor: got[0], include_anchor: false, num_before: 16, num_after: 0, narrow },
+      });
+      const more = (next.body.messages as { id: number }[]).map((m) => m.id);
+      expect(more).toEqual(sent.slice(-got.length - more.length, -got.length));
+      // matches_narrow has the same budget: the oldest that fit, the rest left out.
+      const matches = await small.call("GET", "/api/v1/messages/matches_narrow", {
+        ...hamlet,
+        query: { msg_ids: JSON.stringify(sent), narrow },
+      });
+      expect(matches.status).toBe(200);
+      const matched = Object.keys(matches.body.messages as object).map(Number);
+      expect(matched.length).toBeGreaterThan(1);
+      expect(matched).toEqual(sent.slice(0, matched.length));
+    } finally {
+      await small.close();
+    }
+  });
+});
+
 describe("reminders due at once", () => {
   it("delivers one per person per round: one person's hundreds delay no one else's", async () => {
     const target = await call("hamlet", "POST", "/messages", {

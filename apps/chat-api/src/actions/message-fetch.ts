@@ -18,6 +18,8 @@ export type Anchor = "newest" | "oldest" | "first_unread" | { date: Date } | num
 /** What GET /messages asks for, parsed. */
 export interface MessageQuery extends WindowQuery {
   view: ViewOptions;
+  /** Most bytes of message text one answer carries (`CHAT_MAX_FETCH_MIB`). */
+  maxBytes: number;
 }
 
 /** At most this many messages per GET /messages, as Zulip. */
@@ -102,29 +104,65 @@ export async function messageWindow(db: Database, user: AuthedUser, query: Windo
   ]);
   const foundAnchor = query.includeAnchor && after[0]?.message_id === anchor;
   const afterLimit = query.numAfter + (foundAnchor ? 1 : 0);
+  // Each side nearest the anchor first; `rows` oldest first.
+  const older = before.slice(0, query.numBefore);
+  const newer = after.slice(0, afterLimit);
   return {
     anchor,
     foundAnchor,
     foundOldest: before.length <= query.numBefore,
     foundNewest: after.length <= afterLimit,
-    rows: [...before.slice(0, query.numBefore).reverse(), ...after.slice(0, afterLimit)],
+    older,
+    newer,
+    rows: [...older].reverse().concat(newer),
   };
+}
+
+/**
+ * How many of each side's messages (nearest the anchor first) fit in
+ * `maxBytes` of text, taken alternately from the newer and the older side
+ * (the anchor first); at least one message.
+ */
+export function nearestWithin(
+  older: readonly { bytes: number }[],
+  newer: readonly { bytes: number }[],
+  maxBytes: number,
+): { older: number; newer: number } {
+  let total = 0;
+  let o = 0;
+  let n = 0;
+  while (o < older.length || n < newer.length) {
+    const fromNewer = n < newer.length && (n <= o || o >= older.length);
+    const next = fromNewer ? newer[n] : older[o];
+    if (next === undefined) break;
+    if (total + next.bytes > maxBytes && o + n > 0) break;
+    total += next.bytes;
+    if (fromNewer) n++;
+    else o++;
+  }
+  return { older: o, newer: n };
 }
 
 /** GET /messages: {@link messageWindow}'s messages as Zulip's message objects. */
 export async function fetchMessages(db: Database, user: AuthedUser, query: MessageQuery) {
   const window = await messageWindow(db, user, query);
+  // A window past the answer's byte budget stops short of it on each side: the
+  // client reads the rest by a later fetch, as it does past num_before/num_after.
+  const fit = nearestWithin(window.older, window.newer, query.maxBytes);
+  const older = window.older.slice(0, fit.older);
+  const newer = window.newer.slice(0, fit.newer);
+  const rows = [...older.reverse(), ...newer];
   const views = await messageViews(
     db,
-    window.rows.map((r) => r.message_id),
+    rows.map((r) => r.message_id),
     query.view,
   );
-  const flags = new Map(window.rows.map((r) => [r.message_id, r.flags]));
+  const flags = new Map(rows.map((r) => [r.message_id, r.flags]));
   return {
     anchor: window.anchor,
     found_anchor: window.foundAnchor,
-    found_oldest: window.foundOldest,
-    found_newest: window.foundNewest,
+    found_oldest: window.foundOldest && fit.older === window.older.length,
+    found_newest: window.foundNewest && fit.newer === window.newer.length,
     history_limited: false,
     messages: views.map((view) => ({ ...view, flags: flagNames(flags.get(view.id) ?? 0n) })),
   };
@@ -167,16 +205,19 @@ export async function matchesNarrow(
   ids: readonly number[],
   narrow: readonly NarrowTerm[],
   view: ViewOptions,
+  maxBytes: number,
 ) {
   if (ids.length > MAX_MATCH_IDS)
     throw new JsonableError(`Too many messages requested (maximum ${MAX_MATCH_IDS}).`);
   const conditions = await narrowConditions(db, user, narrow);
-  const rows = await narrowedMessages(
+  const matching = await narrowedMessages(
     db,
     user.id,
     [...conditions, { negated: false, kind: "ids", ids: [...new Set(ids)] }],
     { op: ">=", anchor: 0, limit: MAX_MATCH_IDS },
   );
+  // Past the byte budget the newest are left out (the client takes them as not matching).
+  const rows = matching.slice(0, nearestWithin([], matching, maxBytes).newer);
   const views = await messageViews(
     db,
     rows.map((r) => r.message_id),

@@ -221,6 +221,14 @@ const schema = z.object({
     .min(16)
     .max(16_384)
     .default(DEFAULT_RENDER_SETTINGS.threadHeapMb),
+  /** Most MiB of message text (source and HTML) one GET /messages answer carries. */
+  CHAT_MAX_FETCH_MIB: z.coerce.number().int().min(1).max(4096).default(32),
+  /**
+   * The replica's resident memory budget in MiB: past it (or past 85% of V8's
+   * heap limit) new requests are answered 503 until memory falls back. 0: 85%
+   * of the container's memory limit, or of the machine's memory.
+   */
+  CHAT_MEMORY_BUDGET_MB: z.coerce.number().int().min(0).max(1_048_576).default(0),
   /** On SIGTERM, how long in-flight requests may run before connections are cut. */
   CHAT_SHUTDOWN_GRACE_SECONDS: z.coerce.number().positive().default(25),
 });

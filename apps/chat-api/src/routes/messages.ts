@@ -179,6 +179,7 @@ export function messageRoutes({ db, config }: Services) {
           includeAnchor: params.include_anchor,
           narrow: params.narrow.map(narrowTerm),
           view: { clientGravatar: params.client_gravatar, applyMarkdown: params.apply_markdown },
+          maxBytes: config.CHAT_MAX_FETCH_MIB * 1024 * 1024,
         });
       },
     ),
@@ -193,10 +194,14 @@ export function messageRoutes({ db, config }: Services) {
         },
       },
       async ({ user, params }) =>
-        matchesNarrow(db, user, params.msg_ids, params.narrow.map(narrowTerm), {
-          clientGravatar: true,
-          applyMarkdown: true,
-        }),
+        matchesNarrow(
+          db,
+          user,
+          params.msg_ids,
+          params.narrow.map(narrowTerm),
+          { clientGravatar: true, applyMarkdown: true },
+          config.CHAT_MAX_FETCH_MIB * 1024 * 1024,
+        ),
     ),
     getMessage: userEndpoint(
       {

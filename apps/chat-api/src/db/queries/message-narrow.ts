@@ -112,19 +112,25 @@ export async function narrowedMessages(
   userId: number,
   conditions: readonly NarrowCondition[],
   window: NarrowWindow,
-): Promise<{ message_id: number; flags: bigint }[]> {
+): Promise<{ message_id: number; flags: bigint; bytes: number }[]> {
   if (window.limit <= 0) return [];
   const rows = await tx.q
     .selectFrom("user_messages as um")
     .innerJoin("messages as m", "m.id", "um.message_id")
     .select(["um.message_id", "um.flags"])
+    // What the message's texts weigh (read from the stored sizes: nothing is decompressed).
+    .select(sql<number>`octet_length(m.content) + octet_length(m.rendered_content)`.as("bytes"))
     .where("um.user_id", "=", userId)
     .where("um.message_id", window.op, window.anchor)
     .where((eb) => matchesAll(eb, userId, conditions))
     .orderBy("um.message_id", window.op.startsWith("<") ? "desc" : "asc")
     .limit(window.limit)
     .execute();
-  return rows.map((r) => ({ message_id: r.message_id, flags: BigInt(r.flags) }));
+  return rows.map((r) => ({
+    message_id: r.message_id,
+    flags: BigInt(r.flags),
+    bytes: r.bytes,
+  }));
 }
 
 /** The first of user `userId`'s messages in the narrow sent at or after `date`, if any. */
