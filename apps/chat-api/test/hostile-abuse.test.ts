@@ -540,6 +540,77 @@ describe("a fetch of heavy messages", () => {
   });
 });
 
+describe("subscriptions in a crowded realm", () => {
+  it("subscribes a person to 65 channels of 3,000 members each at once, and another is served meanwhile", async () => {
+    const crowded = await startTestServer();
+    try {
+      const db = crowded.db.prisma;
+      const realm = await db.realm.findFirstOrThrow({ where: { subdomain: "" } });
+      await db.$executeRawUnsafe(
+        `INSERT INTO users (realm_id, email, delivery_email, full_name, api_key)
+         SELECT $1, 'crowd' || n || '@example.com', 'crowd' || n || '@example.com',
+                'Crowd ' || n, md5('crowd' || n)
+           FROM generate_series(1, 3000) AS n`,
+        realm.id,
+      );
+      await db.$executeRawUnsafe(
+        `INSERT INTO channels (realm_id, name, description, rendered_description,
+           can_add_subscribers_group_id, can_administer_channel_group_id, can_delete_any_message_group_id,
+           can_delete_own_message_group_id, can_move_messages_out_of_channel_group_id,
+           can_move_messages_within_channel_group_id, can_remove_subscribers_group_id,
+           can_resolve_topics_group_id, can_send_message_group_id, can_subscribe_group_id,
+           can_create_topic_group_id)
+         SELECT realm_id, 'crowded-' || n, '', '',
+           can_add_subscribers_group_id, can_administer_channel_group_id, can_delete_any_message_group_id,
+           can_delete_own_message_group_id, can_move_messages_out_of_channel_group_id,
+           can_move_messages_within_channel_group_id, can_remove_subscribers_group_id,
+           can_resolve_topics_group_id, can_send_message_group_id, can_subscribe_group_id,
+           can_create_topic_group_id
+           FROM channels, generate_series(1, 65) AS n
+          WHERE realm_id = $1 AND name = 'Denmark'`,
+        realm.id,
+      );
+      await db.$executeRawUnsafe(
+        `INSERT INTO subscriptions (user_id, channel_id)
+         SELECT u.id, c.id FROM users u CROSS JOIN channels c
+          WHERE u.email LIKE 'crowd%' AND c.name LIKE 'crowded-%'`,
+      );
+      const hamletPerson = await crowded.person("hamlet");
+      const hamlet = authOf(hamletPerson);
+      const cordelia = authOf(await crowded.person("cordelia"));
+      const names = Array.from({ length: 65 }, (_, i) => ({ name: `crowded-${String(i + 1)}` }));
+      const [subscribed, other] = await Promise.all([
+        crowded.call("POST", "/api/v1/users/me/subscriptions", {
+          ...hamlet,
+          form: { subscriptions: JSON.stringify(names) },
+        }),
+        crowded.call("GET", "/api/v1/users/me", cordelia),
+      ]);
+      expect(subscribed.status).toBe(200);
+      expect(Object.values(subscribed.body.subscribed as object).flat()).toHaveLength(65);
+      expect(other.status).toBe(200);
+      expect(
+        await db.subscription.count({
+          where: { user_id: hamletPerson.id, channel: { name: { startsWith: "crowded-" } } },
+        }),
+      ).toBe(65);
+    } finally {
+      await crowded.close();
+    }
+  });
+
+  it("refuses a channel for more than 1,000 named people, and makes none", async () => {
+    const principals = Array.from({ length: 1001 }, (_, i) => `nobody${String(i)}@example.com`);
+    const reply = await call("iago", "POST", "/users/me/subscriptions", {
+      subscriptions: JSON.stringify([{ name: "too many named" }]),
+      principals: JSON.stringify(principals),
+    });
+    expect(reply.status).toBe(400);
+    expect(reply.body).toEqual(apiError("Too many users (limit: 1000)"));
+    expect(await server.db.prisma.channel.count({ where: { name: "too many named" } })).toBe(0);
+  });
+});
+
 describe("reminders due at once", () => {
   it("delivers one per person per round: one person's hundreds delay no one else's", async () => {
     const target = await call("hamlet", "POST", "/messages", {

@@ -341,10 +341,12 @@ export async function doCreateUser(
       throw new JsonableError(`Email '${email}' already in use`);
     const { id } = await createAccount(tx, { realmId: admin.realm_id, email, fullName });
     await setPasswordHash(tx, id, hash);
-    for (const channel of await defaultChannels(tx, admin.realm_id)) {
-      await activateSubscriptions(tx, channel.id, [id]);
-      await announceSubscriptions(tx, channel, [id]);
-    }
+    const defaults = await defaultChannels(tx, admin.realm_id);
+    for (const channel of defaults) await activateSubscriptions(tx, channel.id, [id]);
+    await announceSubscriptions(
+      tx,
+      defaults.map((channel) => ({ channel, userIds: [id] })),
+    );
     return id;
   });
 }

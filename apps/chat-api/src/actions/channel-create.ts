@@ -220,7 +220,7 @@ export async function createChannel(
       op: "create",
       streams: await channelViews(tx, [created]),
     });
-    await announceSubscriptions(tx, created, subscribers);
+    await announceSubscriptions(tx, [{ channel: created, userIds: subscribers }]);
     return created.id;
   }
 }

@@ -1,55 +1,69 @@
 import { subscriptionsTo } from "../db/queries/subscriptions";
 import type { Tx } from "../db/kysely";
-import type { Channel } from "../gen/prisma/client";
+import type { Channel, Subscription } from "../gen/prisma/client";
+import { channelViewersByChannel } from "../db/queries/channels";
 import { sendEvent, sendEvents } from "../realtime/queue";
 import { subscriptionViews } from "./channel-view";
 import { channelAudience } from "./channels";
 
 /**
- * Tells everyone concerned that `userIds` were subscribed to `channel`
- * (inside the transaction that subscribed them): each new subscriber's
- * clients get the subscription (`subscription` `add`, with subscribers),
- * everyone else who can see the channel gets `peer_add`. New subscribers
- * whose subscriptions look alike (the usual case: all of them) share one
- * view and one event row, so the work does not grow with their number
- * squared (each view lists every subscriber).
+ * Tells everyone concerned that people were subscribed to channels (inside
+ * the transaction that subscribed them), for any number of channels in a few
+ * statements: each new subscriber's clients get the subscription
+ * (`subscription` `add`, with subscribers), everyone else who can see the
+ * channel gets `peer_add`. New subscribers of a channel whose subscriptions
+ * look alike (the usual case: all of them) share one view and one event row,
+ * so the work does not grow with their number squared (each view lists every
+ * subscriber).
  */
 export async function announceSubscriptions(
   tx: Tx,
-  channel: Channel,
-  userIds: readonly number[],
+  added: readonly { channel: Channel; userIds: readonly number[] }[],
 ): Promise<void> {
-  if (userIds.length === 0) return;
-  const rows = await subscriptionsTo(tx, channel.id, userIds);
-  const alike = new Map<string, { row: (typeof rows)[number]; userIds: number[] }>();
-  for (const row of rows) {
-    const { id: _id, user_id: userId, date_created: _date, ...own } = row;
-    const key = JSON.stringify(own);
-    const group = alike.get(key);
-    if (group === undefined) alike.set(key, { row, userIds: [userId] });
-    else group.userIds.push(userId);
+  const changed = added.filter((entry) => entry.userIds.length > 0);
+  if (changed.length === 0) return;
+  const groups: { row: Subscription & { channel: Channel }; userIds: number[] }[] = [];
+  for (const { channel, userIds } of changed) {
+    const alike = new Map<
+      string,
+      { row: Subscription & { channel: Channel }; userIds: number[] }
+    >();
+    for (const row of await subscriptionsTo(tx, channel.id, userIds)) {
+      const { id: _id, user_id: userId, date_created: _date, ...own } = row;
+      const key = JSON.stringify(own);
+      const group = alike.get(key);
+      if (group === undefined) alike.set(key, { row: { ...row, channel }, userIds: [userId] });
+      else group.userIds.push(userId);
+    }
+    groups.push(...alike.values());
   }
-  const groups = [...alike.values()];
   const views = await subscriptionViews(
     tx,
-    groups.map((g) => ({ ...g.row, channel })),
+    groups.map((g) => g.row),
     true,
   );
-  await sendEvents(
+  const audiences = await channelViewersByChannel(
     tx,
-    groups.map((group, i) => ({
+    changed.map((entry) => entry.channel),
+  );
+  await sendEvents(tx, [
+    ...groups.map((group, i) => ({
       userIds: group.userIds,
       event: { type: "subscription", op: "add", subscriptions: [views[i]] },
     })),
-  );
-  const added = new Set(userIds);
-  const peers = (await channelAudience(tx, channel)).filter((id) => !added.has(id));
-  await sendEvent(tx, peers, {
-    type: "subscription",
-    op: "peer_add",
-    stream_ids: [channel.id],
-    user_ids: [...userIds].sort((a, b) => a - b),
-  });
+    ...changed.map(({ channel, userIds }) => {
+      const joined = new Set(userIds);
+      return {
+        userIds: (audiences.get(channel.id) ?? []).filter((id) => !joined.has(id)),
+        event: {
+          type: "subscription",
+          op: "peer_add",
+          stream_ids: [channel.id],
+          user_ids: [...userIds].sort((a, b) => a - b),
+        },
+      };
+    }),
+  ]);
 }
 
 /**

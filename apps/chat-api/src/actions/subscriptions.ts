@@ -104,6 +104,8 @@ async function subscribeIn(
     (bucket[String(userId)] ??= []).push(name);
   };
   const seen = new Set<string>();
+  // Existing channels' new subscribers, announced together once all are in.
+  const added: { channel: Channel; userIds: number[] }[] = [];
   for (const { name, description } of request.channels) {
     if (seen.has(name.toLowerCase())) continue;
     seen.add(name.toLowerCase());
@@ -134,15 +136,15 @@ async function subscribeIn(
     }
     // One statement whatever the number of people.
     const fresh = await activateSubscriptions(tx, existing.id, targets);
-    const added = targets.filter((target) => fresh.has(target));
+    added.push({ channel: existing, userIds: targets.filter((target) => fresh.has(target)) });
     for (const target of targets)
       record(
         fresh.has(target) ? result.subscribed : result.already_subscribed,
         target,
         existing.name,
       );
-    await announceSubscriptions(tx, existing, added);
   }
+  await announceSubscriptions(tx, added);
   return request.authorizationErrorsFatal ? result : { ...result, unauthorized };
 }
 

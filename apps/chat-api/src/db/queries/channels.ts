@@ -5,6 +5,7 @@ import type { Tx } from "../kysely";
 import { caselessEquals, sameText } from "./text";
 import { memberOf } from "./user-groups";
 import { Role } from "../../lib/roles";
+import { subscribersByChannel } from "./subscriptions";
 
 /** The id of realm `realmId`'s channel named `name`, compared case-insensitively as Zulip does. */
 export async function channelIdByName(
@@ -178,24 +179,49 @@ export async function archiveChannel(tx: Tx, channelId: number): Promise<void> {
  * and by the channel's kind administrators (private), members (public) or
  * everyone (web-public).
  */
-export async function channelViewerIds(
+export async function channelViewerIds(tx: Tx, channel: ViewedChannel): Promise<number[]> {
+  return (await channelViewersByChannel(tx, [channel])).get(channel.id) ?? [];
+}
+
+/** A channel as far as who may see it goes. */
+type ViewedChannel = { id: number; realm_id: number; invite_only: boolean; is_web_public: boolean };
+
+/**
+ * {@link channelViewerIds} of many channels of one realm at once, in two
+ * statements whatever their number: the channels' subscribers, and the
+ * realm's active people with their roles.
+ */
+export async function channelViewersByChannel(
   tx: Tx,
-  channel: { id: number; realm_id: number; invite_only: boolean; is_web_public: boolean },
-): Promise<number[]> {
-  const subscribed = { subscriptions: { some: { channel_id: channel.id, active: true } } };
-  const rows = await tx.prisma.user.findMany({
-    where: {
-      realm_id: channel.realm_id,
-      is_active: true,
-      OR: channel.invite_only
-        ? [subscribed, { role: { lte: Role.ADMINISTRATOR } }]
-        : channel.is_web_public
-          ? [{}]
-          : [subscribed, { role: { lt: Role.GUEST } }],
-    },
-    select: { id: true },
-  });
-  return rows.map((r) => r.id);
+  channels: readonly ViewedChannel[],
+): Promise<Map<number, number[]>> {
+  const [first] = channels;
+  if (first === undefined) return new Map();
+  const subscribers = await subscribersByChannel(
+    tx,
+    channels.map((c) => c.id),
+  );
+  const people = await tx.q
+    .selectFrom("users")
+    .select(["id", "role"])
+    .where("realm_id", "=", first.realm_id)
+    .where("is_active", "=", true)
+    .orderBy("id")
+    .execute();
+  const everyone = people.map((p) => p.id);
+  const members = people.filter((p) => p.role < Role.GUEST).map((p) => p.id);
+  const administrators = people.filter((p) => p.role <= Role.ADMINISTRATOR).map((p) => p.id);
+  const viewers = new Map<number, number[]>();
+  for (const channel of channels) {
+    if (!channel.invite_only && channel.is_web_public) {
+      viewers.set(channel.id, everyone);
+      continue;
+    }
+    const ids = new Set(subscribers.get(channel.id) ?? []);
+    for (const id of channel.invite_only ? administrators : members) ids.add(id);
+    viewers.set(channel.id, [...ids]);
+  }
+  return viewers;
 }
 
 /** The realm's channels (live ones only if asked). */

@@ -75,18 +75,20 @@ export async function subscribersByChannel(
   tx: Tx,
   ids: readonly number[],
 ): Promise<Map<number, number[]>> {
-  const rows = await tx.prisma.subscription.findMany({
-    where: { channel_id: { in: [...ids] }, active: true, user: { is_active: true } },
-    select: { channel_id: true, user_id: true },
-    orderBy: { user_id: "asc" },
-  });
-  const byChannel = new Map<number, number[]>();
-  for (const row of rows) {
-    const list = byChannel.get(row.channel_id);
-    if (list === undefined) byChannel.set(row.channel_id, [row.user_id]);
-    else list.push(row.user_id);
-  }
-  return byChannel;
+  if (ids.length === 0) return new Map();
+  // One row per channel, its ids as one JSON array (195,000 subscribers of 65
+  // channels were 195,000 row objects through Prisma: 3 s on PGlite).
+  const rows = await tx.q
+    .selectFrom("subscriptions as s")
+    .innerJoin("users as u", "u.id", "s.user_id")
+    .select("s.channel_id")
+    .select(sql<number[]>`array_to_json(array_agg(s.user_id ORDER BY s.user_id))`.as("user_ids"))
+    .where("s.channel_id", "in", [...ids])
+    .where("s.active", "=", true)
+    .where("u.is_active", "=", true)
+    .groupBy("s.channel_id")
+    .execute();
+  return new Map(rows.map((row) => [row.channel_id, row.user_ids]));
 }
 
 /** User `userId`'s active subscriptions to live channels, with their channels, by channel name. */
