@@ -6,7 +6,11 @@ import {
   fromBinary,
 } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { ScoreboardService } from "@repo/proto-gen/scoreboard/v1";
+import {
+  GetByRankRequestSchema,
+  GetByUsernameRequestSchema,
+  ScoreboardService,
+} from "@repo/proto-gen/scoreboard/v1";
 import type { Call, CallRecorder } from "./calls";
 import type { RouteDeps } from "./connect";
 import { cachedPage, framedEntry } from "./encodings";
@@ -23,6 +27,43 @@ const GRPC_TIMEOUT = /^\d{1,8}[HMSmun]$/;
 interface Method<I extends DescMessage> {
   desc: DescMethod & { input: I };
   answer: (deps: RouteDeps, request: MessageShape<I>) => Buffer;
+  /**
+   * The request read without protobuf-es, for the one shape nearly every
+   * client sends; undefined for anything else, which `fromBinary` then reads
+   * (so every error and edge case stays protobuf-es's own).
+   */
+  quick?: (payload: Buffer) => MessageShape<I> | undefined;
+}
+
+/** A request of one field 1 holding a varint that is a positive int32 (`08 xx...`), exactly. */
+function quickRank(payload: Buffer): MessageShape<typeof GetByRankRequestSchema> | undefined {
+  const length = payload.length;
+  if (length < 2 || length > 6 || payload[0] !== 0x08) return undefined;
+  let rank = 0;
+  for (let i = 1; i < length; i++) {
+    const byte = payload[i] ?? 0;
+    rank += (byte & 0x7f) * 2 ** (7 * (i - 1));
+    if (byte < 0x80) {
+      // The varint must end the payload, be minimal (no trailing zero byte) and fit an int32.
+      if (i !== length - 1 || (byte === 0 && i > 1) || rank > 0x7fffffff) return undefined;
+      return { $typeName: GetByRankRequestSchema.typeName, rank };
+    }
+  }
+  return undefined;
+}
+
+/** A request of one field 1 holding an ASCII string shorter than 128 bytes (`0a len bytes`), exactly. */
+function quickUsername(
+  payload: Buffer,
+): MessageShape<typeof GetByUsernameRequestSchema> | undefined {
+  const length = payload.length;
+  if (length < 2 || payload[0] !== 0x0a || payload[1] !== length - 2 || length - 2 > 0x7f)
+    return undefined;
+  for (let i = 2; i < length; i++) if ((payload[i] ?? 0x80) >= 0x80) return undefined;
+  return {
+    $typeName: GetByUsernameRequestSchema.typeName,
+    username: payload.toString("latin1", 2),
+  };
 }
 
 function method<I extends DescMessage>(m: Method<I>): Method<DescMessage> {
@@ -42,6 +83,7 @@ const METHODS = new Map(
     }),
     method({
       desc: getByRank,
+      quick: quickRank,
       answer: ({ store }, request) => {
         const { snapshot, rank } = scoreboardCalls.rankOfRank(store, request);
         return framedEntry(snapshot, rank);
@@ -49,6 +91,7 @@ const METHODS = new Map(
     }),
     method({
       desc: getByUsername,
+      quick: quickUsername,
       answer: ({ store }, request) => {
         const { snapshot, rank } = scoreboardCalls.rankOfUsername(store, request);
         return framedEntry(snapshot, rank);
@@ -127,7 +170,7 @@ function answer(stream: LaneStream, lane: LaneCall): void {
   try {
     const body = lane.body();
     const request = readUnary(
-      lane.method.desc.input,
+      lane.method,
       body.length > ENOUGH_BYTES ? body.subarray(0, ENOUGH_BYTES) : body,
     );
     reply = lane.method.answer(lane.deps, request);
@@ -194,7 +237,8 @@ const ENOUGH_BYTES = 2 * (5 + READ_MAX_BYTES);
  * wrong with the body, in connect-es's order: the first envelope is split,
  * decompressed and parsed before a second one is looked for.
  */
-function readUnary<I extends DescMessage>(input: I, body: Buffer): MessageShape<I> {
+function readUnary<I extends DescMessage>(method: Method<I>, body: Buffer): MessageShape<I> {
+  const input = method.desc.input;
   const first = envelopeAt(body, 0);
   if (first === undefined) {
     throw new ConnectError(
@@ -202,7 +246,10 @@ function readUnary<I extends DescMessage>(input: I, body: Buffer): MessageShape<
       Code.Unimplemented,
     );
   }
-  const message = decode(input, body, first);
+  const end = first + envelopeLength(body, first);
+  const message =
+    (end === body.length ? method.quick?.(body.subarray(first + 5, end)) : undefined) ??
+    decode(input, body, first);
   const second = envelopeAt(body, first + envelopeLength(body, first));
   if (second !== undefined) {
     decode(input, body, second);

@@ -133,6 +133,7 @@ describe("attacks that once took the process down", () => {
   it("300 ListScoreboard streams on a connection that never opens its receive window", async () => {
     const session = http2.connect(scoreboard.baseUrl, { settings: { initialWindowSize: 0 } });
     session.on("error", () => undefined);
+    const closed: Promise<number | undefined>[] = [];
     const request = grpcFrame(
       toBinary(ListScoreboardRequestSchema, create(ListScoreboardRequestSchema, { limit: 0 })),
     );
@@ -145,8 +146,17 @@ describe("attacks that once took the process down", () => {
       });
       stream.on("error", () => undefined);
       stream.end(i % 3 === 0 ? request.subarray(5) : request);
+      closed.push(new Promise((resolve) => stream.once("close", () => resolve(stream.rstCode))));
     }
-    await sleep(1500);
+    // Past the stream cap they are refused; the answers that cannot be sent
+    // hold their streams until the idle timeout (3 s here) resets them
+    // (CANCEL), on every path, the fast lane's included. None stays open.
+    const codes = await Promise.race([Promise.all(closed), sleep(8000).then(() => [])]);
+    expect(codes).toHaveLength(300);
+    expect(codes.filter((code) => code === 0 || code === undefined)).toEqual([]);
+    expect(codes.filter((code) => code === http2.constants.NGHTTP2_CANCEL).length).toBeGreaterThan(
+      0,
+    );
     session.destroy();
     await sleep(200);
   });
