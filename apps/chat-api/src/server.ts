@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import { createApp } from "./app";
 import { deliverDueReminders } from "./actions/reminders";
 import { deliverDueScheduledMessages } from "./actions/scheduled-messages";
+import { deliverOutbox } from "./actions/outbox";
 import { deleteExpiredMessages } from "./actions/retention";
 import { collectIdleQueues } from "./realtime/queue";
 import { closeRenderPool } from "./lib/render-pool";
@@ -116,6 +117,26 @@ export async function startServer(
       });
   }, services.config.CHAT_REMINDER_POLL_SECONDS * 1000);
   scheduler.unref();
+  const { mailer } = services;
+  if (mailer === undefined)
+    services.logger.warn("CHAT_SMTP_URL is not set: e-mails are kept in the outbox, not sent");
+  let sending = false;
+  const postman = setInterval(() => {
+    if (mailer === undefined || sending) return;
+    sending = true;
+    deliverOutbox(services.db, mailer, {
+      retrySeconds: services.config.CHAT_EMAIL_RETRY_SECONDS,
+      logger: services.logger,
+      counted: (outcome) => services.metrics.emails.inc({ outcome }),
+    })
+      .catch((error: unknown) => {
+        services.logger.warn({ err: error }, "could not read the outbox");
+      })
+      .finally(() => {
+        sending = false;
+      });
+  }, services.config.CHAT_EMAIL_POLL_SECONDS * 1000);
+  postman.unref();
   server.listen(options.port, options.host);
   metricsServer.listen(options.metricsPort, options.host);
   await Promise.all([once(server, "listening"), once(metricsServer, "listening")]);
@@ -125,6 +146,8 @@ export async function startServer(
     async stop(graceMs) {
       clearInterval(collector);
       clearInterval(scheduler);
+      clearInterval(postman);
+      mailer?.close();
       const closed = new Promise((resolve) => server.close(resolve));
       // A kept-alive connection answers what it already carries, then closes
       // (`Connection: close`), so clients that keep sending on it move on.

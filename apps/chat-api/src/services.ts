@@ -11,6 +11,7 @@ import { createRateLimiter, unlimited } from "./lib/rate-limit";
 import { RealmDirectory } from "./caches/realms";
 import { configureRenderPool } from "./lib/render-pool";
 import { createUploadStore } from "./lib/upload-store";
+import { createMailer } from "./lib/email";
 
 /** Builds the services over an open database; call `bus.start()` to hear other replicas. */
 export function createServices(config: Config, db: Database, logger: Logger): Services {
@@ -43,5 +44,6 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     events: new EventHub(db, logger),
     presence: new PresenceBoards(db),
     uploads: createUploadStore(config),
+    mailer: createMailer(config),
   };
 }

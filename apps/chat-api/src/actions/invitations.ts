@@ -27,10 +27,10 @@ import {
   pendingInvitations,
   pendingReusableInvitation,
   updateReusableInvitation,
-  queueEmail,
   revokeInvitation,
   revokeReusableInvitation,
 } from "../db/queries/invitations";
+import { queueEmail } from "../db/queries/outbox";
 import { isNamedUserGroup } from "../db/queries/user-groups";
 import { activeAdministratorIds, userById } from "../db/queries/users";
 

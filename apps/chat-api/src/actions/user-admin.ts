@@ -14,7 +14,7 @@ import {
 } from "../db/queries/profile-fields";
 import { deleteGroupMembers, groupByName, insertGroupMembers } from "../db/queries/user-groups";
 import { setFullName } from "../db/queries/user-settings";
-import { queueEmail } from "../db/queries/invitations";
+import { queueEmail } from "../db/queries/outbox";
 import type { Tx } from "../db/kysely";
 import { ErrorCode, JsonableError, OrganizationOwnerRequiredError } from "@repo/envelope";
 import { sendEvent } from "../realtime/queue";

@@ -9,6 +9,7 @@ import type { Config } from "../lib/config";
 import type { AppMetrics } from "../lib/metrics";
 import type { RateLimiter } from "../lib/rate-limit";
 import type { UploadStore } from "../lib/upload-store";
+import type { Mailer } from "../lib/email";
 
 /** Everything a request may need, built once per process (or per test). */
 export interface Services {
@@ -25,4 +26,6 @@ export interface Services {
   presence: PresenceBoards;
   /** Where uploaded files are kept (a directory, or an S3 bucket). */
   uploads: UploadStore;
+  /** The mail server's sender (`CHAT_SMTP_URL`); without one, e-mails wait in the outbox. */
+  mailer: Mailer | undefined;
 }

@@ -110,6 +110,25 @@ const schema = z.object({
   CHAT_EVENT_QUEUE_TIMEOUT_SECONDS: z.coerce.number().positive().default(600),
   /** How often each replica looks for due reminders (they are claimed with SKIP LOCKED). */
   CHAT_REMINDER_POLL_SECONDS: z.coerce.number().positive().default(5),
+  /**
+   * The mail server e-mails go through: `smtp://` (STARTTLS when offered) or
+   * `smtps://`, with `user:password@` if it asks for them. Unset: e-mails stay
+   * in the outbox (and the log).
+   */
+  CHAT_SMTP_URL: z
+    .url({ protocol: /^smtps?$/, error: "must be an smtp:// or smtps:// URL" })
+    .optional(),
+  /** The sender of the server's e-mails; default `Zulip <noreply@HOST>` of CHAT_EXTERNAL_URL. */
+  CHAT_EMAIL_FROM: z
+    .string()
+    .min(3)
+    .max(320)
+    .regex(/^[^\r\n]*$/, "must be one line")
+    .optional(),
+  /** How often each replica sends what the outbox holds. */
+  CHAT_EMAIL_POLL_SECONDS: z.coerce.number().positive().default(2),
+  /** The first retry's delay after a failed send; each next one doubles it (at most an hour). */
+  CHAT_EMAIL_RETRY_SECONDS: z.coerce.number().positive().default(30),
   /** Largest request body (form or multipart), in bytes; larger is 413. */
   CHAT_MAX_BODY_BYTES: z.coerce
     .number()

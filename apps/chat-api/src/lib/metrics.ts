@@ -5,6 +5,8 @@ export interface AppMetrics {
   readonly registry: Registry;
   readonly requests: Counter<"method" | "route" | "status">;
   readonly latency: Histogram<"method" | "route">;
+  /** E-mails handed to the mail server, or refused by it (or unreachable). */
+  readonly emails: Counter<"outcome">;
 }
 
 /** Database pool figures, read at scrape time. */
@@ -48,5 +50,11 @@ export function createMetrics(pool: () => PoolStats): AppMetrics {
     "Queries waiting for a database connection",
     (s) => s.waiting,
   );
-  return { registry, requests, latency };
+  const emails = new Counter({
+    name: "chat_emails_total",
+    help: "E-mails sent through the mail server (outcome=sent) or that failed to send (outcome=failed)",
+    labelNames: ["outcome"] as const,
+    registers: [registry],
+  });
+  return { registry, requests, latency, emails };
 }

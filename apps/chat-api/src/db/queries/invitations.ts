@@ -130,16 +130,3 @@ export async function revokeInvitation(tx: Tx, id: number): Promise<void> {
 export async function revokeReusableInvitation(tx: Tx, id: number): Promise<void> {
   await tx.prisma.reusableInvitation.update({ where: { id }, data: { status: REVOKED } });
 }
-
-/** An e-mail waiting to be sent. */
-export interface OutboxEmailRow {
-  realm_id: number;
-  to_address: string;
-  subject: string;
-  body_text: string;
-}
-
-/** Puts an e-mail in the outbox. */
-export async function queueEmail(tx: Tx, row: OutboxEmailRow): Promise<void> {
-  await tx.prisma.outboxEmail.create({ data: row });
-}
