@@ -250,7 +250,7 @@ describe("changing and cancelling", () => {
       to: String(channel("Verona")),
       topic: "cancelled",
       content: "never",
-      scheduled_delivery_timestamp: inSeconds(1),
+      scheduled_delivery_timestamp: inSeconds(3),
     });
     const id = created.body.scheduled_message_id as number;
     const listen = await listenAs(server, authOf(hamlet), ["scheduled_messages"]);
@@ -331,7 +331,7 @@ describe("sending", () => {
       to: String(channel("Verona")),
       topic: "too late",
       content: "I was here",
-      scheduled_delivery_timestamp: inSeconds(1),
+      scheduled_delivery_timestamp: inSeconds(3),
     });
     const id = created.body.scheduled_message_id as number;
     // Only administrators may post there by the time it is due.
@@ -375,7 +375,7 @@ describe("sending", () => {
     expect(patched.body).toEqual(apiError("Scheduled delivery time must be in the future."));
     const again = await server.call("PATCH", `/api/v1/scheduled_messages/${id}`, {
       ...authOf(cordelia),
-      form: { scheduled_delivery_timestamp: inSeconds(1) },
+      form: { scheduled_delivery_timestamp: inSeconds(3) },
     });
     expect(again.status).toBe(200);
     expect(await deliverDueScheduledMessages(server.db, new Date(Date.now() + 5000))).toBe(1);
@@ -396,7 +396,7 @@ describe("the server's scheduler", () => {
           to: String(verona),
           topic: "on time",
           content: "right on time",
-          scheduled_delivery_timestamp: inSeconds(1),
+          scheduled_delivery_timestamp: inSeconds(3),
         },
       });
       expect(reply.status).toBe(200);

@@ -131,16 +131,19 @@ export async function subscriptionViews(
   tx: Tx,
   subscriptions: readonly (Subscription & { channel: Channel })[],
   withSubscribers: boolean,
+  /** The channels' subscribers when the caller has read them already. */
+  known?: Map<number, number[]>,
 ): Promise<SubscriptionView[]> {
   const views = await channelViews(
     tx,
     subscriptions.map((s) => s.channel),
   );
   const members = withSubscribers
-    ? await subscribersByChannel(
+    ? (known ??
+      (await subscribersByChannel(
         tx,
         subscriptions.map((s) => s.channel_id),
-      )
+      )))
     : new Map<number, number[]>();
   return subscriptions.map((subscription, i) => {
     const view = views[i];

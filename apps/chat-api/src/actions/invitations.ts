@@ -20,15 +20,11 @@ import { lockRealm, realmById } from "../db/queries/realms";
 import {
   accountsByDeliveryEmail,
   insertInvitation,
-  insertReusableInvitation,
   invitationsSince,
   pendingInvitation,
   renewInvitation,
   pendingInvitations,
-  pendingReusableInvitation,
-  updateReusableInvitation,
   revokeInvitation,
-  revokeReusableInvitation,
 } from "../db/queries/invitations";
 import { queueEmail } from "../db/queries/outbox";
 import { isNamedUserGroup } from "../db/queries/user-groups";
@@ -56,7 +52,7 @@ export interface InviteTerms {
 }
 
 /** A fresh confirmation key (24 lowercase alphanumerics, as Zulip's). */
-function confirmationKey(): string {
+export function confirmationKey(): string {
   const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
   return Array.from(randomBytes(24), (byte) => alphabet[byte % 36]).join("");
 }
@@ -72,7 +68,7 @@ export function inviteLink(realmUrl: string, key: string): string {
  * moderators), a positive lifetime, channels the caller can see and named
  * groups of the realm.
  */
-async function checkTerms(db: Database, user: AuthedUser, terms: InviteTerms) {
+export async function checkTerms(db: Database, user: AuthedUser, terms: InviteTerms) {
   if (!INVITE_ROLES.includes(terms.inviteAs)) throw new JsonableError("Invalid invite_as");
   if (terms.inviteAs === Role.OWNER && !isOwner(user.role))
     throw new OrganizationOwnerRequiredError();
@@ -92,14 +88,14 @@ async function checkTerms(db: Database, user: AuthedUser, terms: InviteTerms) {
 }
 
 /** When an invitation made at `created` expires: exactly its minutes later, or never. */
-function expiry(terms: InviteTerms, created: Date): Date | null {
+export function expiry(terms: InviteTerms, created: Date): Date | null {
   return terms.expiresInMinutes === null
     ? null
     : new Date(created.getTime() + terms.expiresInMinutes * 60_000);
 }
 
 /** `invites_changed` to the realm's administrators and the invitation's creator, inside `tx`. */
-async function sendInvitesChanged(tx: Tx, realmId: number, referrer: number) {
+export async function sendInvitesChanged(tx: Tx, realmId: number, referrer: number) {
   const admins = await activeAdministratorIds(tx, realmId);
   await sendEvent(tx, [...new Set([referrer, ...admins])], {
     type: "invites_changed",
@@ -288,33 +284,6 @@ export async function doResendInvitation(
   logger.info({ to: address }, "invitation e-mail queued again");
 }
 
-/** POST /invites/multiuse (administrators): a reusable link; returns its URL. */
-export async function doCreateReusableInvite(
-  db: Database,
-  user: AuthedUser,
-  terms: InviteTerms,
-  realmUrl: string,
-): Promise<string> {
-  if (!isAdministrator(user.role)) throw new OrganizationAdministratorRequiredError();
-  await checkTerms(db, user, terms);
-  const key = confirmationKey();
-  const created = new Date();
-  await db.transaction(async (tx) => {
-    await insertReusableInvitation(tx, {
-      realm_id: user.realm_id,
-      referred_by_id: user.id,
-      invited_as: terms.inviteAs,
-      confirmation_key: key,
-      date_created: created,
-      expires_at: expiry(terms, created),
-      channelIds: terms.channelIds,
-      groupIds: terms.groupIds,
-    });
-    await sendInvitesChanged(tx, user.realm_id, user.id);
-  });
-  return inviteLink(realmUrl, key);
-}
-
 const seconds = (date: Date): number => Math.floor(date.getTime() / 1000);
 
 /** GET /invites: unexpired pending invitations; administrators see all, others their own. */
@@ -347,7 +316,10 @@ export async function listInvitations(db: Database, user: AuthedUser, realmUrl: 
  * administrator (else `Must be an organization administrator`, code
  * BAD_REQUEST), and only an owner one that invites an owner.
  */
-function checkRevoke(user: AuthedUser, invite: { referred_by_id: number; invited_as: number }) {
+export function checkRevoke(
+  user: AuthedUser,
+  invite: { referred_by_id: number; invited_as: number },
+) {
   if (invite.invited_as === Role.OWNER && !isOwner(user.role))
     throw new OrganizationOwnerRequiredError();
   if (invite.referred_by_id !== user.id && !isAdministrator(user.role))
@@ -365,55 +337,6 @@ export async function doRevokeInvitation(
     if (invite === null) throw new JsonableError("No such invitation");
     checkRevoke(user, invite);
     await revokeInvitation(tx, id);
-    await sendInvitesChanged(tx, user.realm_id, invite.referred_by_id);
-  });
-}
-
-/**
- * PATCH /invites/multiuse/{id} (administrators; an owner for a link that
- * makes owners, before or after): changes the role, channels and groups a
- * pending reusable link grants, checked as when it was made; its key and
- * expiry stay. `invites_changed`.
- */
-export async function doEditReusableInvite(
-  db: Database,
-  user: AuthedUser,
-  id: number,
-  change: { inviteAs?: number; channelIds?: number[]; groupIds?: number[] },
-): Promise<void> {
-  if (!isAdministrator(user.role)) throw new OrganizationAdministratorRequiredError();
-  const invite = await pendingReusableInvitation(db, user.realm_id, id);
-  if (invite === null) throw new JsonableError("Invalid invitation ID.");
-  checkRevoke(user, invite);
-  await checkTerms(db, user, {
-    inviteAs: change.inviteAs ?? invite.invited_as,
-    expiresInMinutes: null,
-    channelIds: change.channelIds ?? [],
-    groupIds: change.groupIds ?? [],
-  });
-  await db.transaction(async (tx) => {
-    if ((await pendingReusableInvitation(tx, user.realm_id, id)) === null)
-      throw new JsonableError("Invalid invitation ID.");
-    await updateReusableInvitation(tx, id, {
-      ...(change.inviteAs === undefined ? {} : { invited_as: change.inviteAs }),
-      ...(change.channelIds === undefined ? {} : { channelIds: change.channelIds }),
-      ...(change.groupIds === undefined ? {} : { groupIds: change.groupIds }),
-    });
-    await sendInvitesChanged(tx, user.realm_id, invite.referred_by_id);
-  });
-}
-
-/** DELETE /invites/multiuse/{id}: revokes a reusable link; `invites_changed`. */
-export async function doRevokeReusableInvite(
-  db: Database,
-  user: AuthedUser,
-  id: number,
-): Promise<void> {
-  await db.transaction(async (tx) => {
-    const invite = await pendingReusableInvitation(tx, user.realm_id, id);
-    if (invite === null) throw new JsonableError("Invalid invitation ID.");
-    checkRevoke(user, invite);
-    await revokeReusableInvitation(tx, id);
     await sendInvitesChanged(tx, user.realm_id, invite.referred_by_id);
   });
 }

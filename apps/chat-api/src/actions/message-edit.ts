@@ -1,5 +1,4 @@
 import { setContentFlags } from "../db/queries/messages";
-import { realmById } from "../db/queries/realms";
 import {
   appendEditHistory,
   deleteMessage,
@@ -15,7 +14,7 @@ import { createHash } from "node:crypto";
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import { ErrorCode, JsonableError } from "@repo/envelope";
-import type { Channel, Message } from "../gen/prisma/client";
+import type { Channel, Message, Realm } from "../gen/prisma/client";
 import { sendEvent, sendEvents } from "../realtime/queue";
 import { activeHolders } from "../db/queries/user-messages";
 import { widgetState } from "../db/queries/submessages";
@@ -70,6 +69,8 @@ export async function doDeleteMessage(
   db: Database,
   user: AuthedUser,
   messageId: number,
+  /** The realm's deletion limit (PATCH /realm), from the realms cache. */
+  settings: Pick<Realm, "message_content_delete_limit_seconds">,
 ): Promise<void> {
   await db.transaction(async (tx) => {
     const message = await accessMessage(tx, user, messageId);
@@ -81,7 +82,7 @@ export async function doDeleteMessage(
       message.sender_id === user.id &&
       (channel === null || (await inGroup(tx, channel.can_delete_own_message_group_id, user.id)));
     if (!any && !own) throw new JsonableError("You don't have permission to delete this message");
-    const limit = (await realmById(tx, user.realm_id)).message_content_delete_limit_seconds;
+    const limit = settings.message_content_delete_limit_seconds;
     if (!any && limit !== null && Date.now() - message.date_sent.getTime() > limit * 1000)
       throw new JsonableError("The time limit for deleting this message has passed");
     const audience = await holders(tx, [message.id]);
@@ -110,7 +111,18 @@ export interface MessageEdit {
   notifyNewThread: boolean;
   /** The realm's URL, for the link to a moved message in a notice. */
   realmUrl: string;
+  /** The realm's editing settings (PATCH /realm; null limits are none), from the realms cache. */
+  settings: EditSettings;
 }
+
+/** The realm settings an edit or a move is checked against. */
+export type EditSettings = Pick<
+  Realm,
+  | "allow_message_editing"
+  | "message_content_edit_limit_seconds"
+  | "move_messages_within_stream_limit_seconds"
+  | "move_messages_between_streams_limit_seconds"
+>;
 
 /** The messages a move takes: this one, or with those after it, or the whole topic. */
 async function movedMessages(
@@ -196,8 +208,7 @@ export async function doEditMessage(
     const age = (Date.now() - message.date_sent.getTime()) / 1000;
     const sender = message.sender_id === user.id;
     const moderator = user.role <= Role.MODERATOR;
-    // The realm's settings (PATCH /realm): null limits are none.
-    const limits = await realmById(tx, user.realm_id);
+    const limits = edit.settings;
     const past = (limit: number | null) => limit !== null && age > limit;
     if (content !== undefined) {
       if (!limits.allow_message_editing)

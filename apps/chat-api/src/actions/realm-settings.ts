@@ -94,6 +94,19 @@ const REALM_GROUP_SETTINGS = {
   { column: keyof Realm; unset: SystemGroupName; owner: boolean; refused: SystemGroupName[] }
 >;
 
+/**
+ * A permission setting's group: the realm's column, or the system group that
+ * stands for it while the column is unset (what register answers too).
+ */
+export function realmGroupSetting(
+  realm: Realm,
+  setting: RealmGroupSetting,
+  system: Record<SystemGroupName, number>,
+): number {
+  const rule = REALM_GROUP_SETTINGS[setting];
+  return realm[rule.column] ?? system[rule.unset];
+}
+
 /** The permission settings' names. */
 export type RealmGroupSetting = keyof typeof REALM_GROUP_SETTINGS;
 export const REALM_GROUP_SETTING_NAMES = Object.keys(REALM_GROUP_SETTINGS) as RealmGroupSetting[];
@@ -137,9 +150,19 @@ function checkLanguage(code: string): string {
   return code;
 }
 
+/** The scalar settings: each the name of its own column. */
+type ScalarSetting =
+  | "name"
+  | "description"
+  | "default_language"
+  | "allow_message_editing"
+  | "enable_spectator_access"
+  | (typeof LIMIT_SETTINGS)[number]
+  | "message_retention_days";
+
 /** A scalar setting's new value, checked; `column` is where it is stored. */
 interface ScalarChange {
-  property: string;
+  property: ScalarSetting & keyof Realm;
   value: string | boolean | number | null;
   column: Prisma.RealmUncheckedUpdateInput;
   /** The value the wire (register and events) shows. */
@@ -202,11 +225,6 @@ function checkScalars(actor: AuthedUser, change: RealmSettingsChange): ScalarCha
   return scalars;
 }
 
-/** The setting's stored value, as `checkScalars` would store it. */
-function storedValue(realm: Realm, property: string): unknown {
-  return (realm as unknown as Record<string, unknown>)[property];
-}
-
 /** Zulip's event of a changed scalar: `update`, but `update_dict` for its message-editing ones. */
 function scalarEvent(property: string, value: string | boolean | number | null) {
   return property === "allow_message_editing" || property === "message_content_edit_limit_seconds"
@@ -233,7 +251,7 @@ export async function doUpdateRealmSettings(
   if (description !== undefined) description.wire = await renderPlain(String(description.value));
   const data = await db.transaction(async (tx) => {
     const realm = await realmById(tx, actor.realm_id);
-    const changed = scalars.filter((s) => storedValue(realm, s.property) !== s.value);
+    const changed = scalars.filter((s) => realm[s.property] !== s.value);
     const announcementsId = change.new_stream_announcements_stream_id;
     const announcements =
       announcementsId !== undefined &&
@@ -250,7 +268,7 @@ export async function doUpdateRealmSettings(
       for (const name of rule.refused)
         if (update.new === system[name])
           throw new JsonableError(`'${setting}' setting cannot be set to '${name}' group.`);
-      const current = realm[rule.column] ?? system[rule.unset];
+      const current = realmGroupSetting(realm, setting, system);
       const next = await changeGroupSetting(tx, actor.realm_id, current, update);
       if (next === undefined) continue;
       Object.assign(groupColumns, { [rule.column]: next });

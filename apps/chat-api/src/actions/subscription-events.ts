@@ -1,4 +1,4 @@
-import { subscriptionsTo } from "../db/queries/subscriptions";
+import { subscribersByChannel, subscriptionsTo } from "../db/queries/subscriptions";
 import type { Tx } from "../db/kysely";
 import type { Channel, Subscription } from "../gen/prisma/client";
 import { channelViewersByChannel } from "../db/queries/channels";
@@ -37,32 +37,53 @@ export async function announceSubscriptions(
     }
     groups.push(...alike.values());
   }
+  // Read once for both the views (each lists its channel's subscribers) and the audiences.
+  const subscribers = await subscribersByChannel(
+    tx,
+    changed.map((entry) => entry.channel.id),
+  );
   const views = await subscriptionViews(
     tx,
     groups.map((g) => g.row),
     true,
+    subscribers,
   );
   const audiences = await channelViewersByChannel(
     tx,
     changed.map((entry) => entry.channel),
+    subscribers,
   );
+  // One `add` per set of new subscribers, with all their subscriptions; one
+  // `peer_add` per set of people told of the same newcomers (in a realm of
+  // public channels: one for all of them), as Zulip's events allow.
+  const adds = new Map<string, { userIds: number[]; subscriptions: unknown[] }>();
+  groups.forEach((group, i) => {
+    const key = [...group.userIds].sort((a, b) => a - b).join(",");
+    const entry = adds.get(key);
+    if (entry === undefined) adds.set(key, { userIds: group.userIds, subscriptions: [views[i]] });
+    else entry.subscriptions.push(views[i]);
+  });
+  const peers = new Map<string, { userIds: number[]; joined: number[]; streamIds: number[] }>();
+  for (const { channel, userIds } of changed) {
+    const joined = [...new Set(userIds)].sort((a, b) => a - b);
+    const newcomers = new Set(joined);
+    const told = (audiences.get(channel.id) ?? [])
+      .filter((id) => !newcomers.has(id))
+      .sort((a, b) => a - b);
+    const key = `${joined.join(",")}|${told.join(",")}`;
+    const entry = peers.get(key);
+    if (entry === undefined) peers.set(key, { userIds: told, joined, streamIds: [channel.id] });
+    else entry.streamIds.push(channel.id);
+  }
   await sendEvents(tx, [
-    ...groups.map((group, i) => ({
-      userIds: group.userIds,
-      event: { type: "subscription", op: "add", subscriptions: [views[i]] },
+    ...[...adds.values()].map(({ userIds, subscriptions }) => ({
+      userIds,
+      event: { type: "subscription", op: "add", subscriptions },
     })),
-    ...changed.map(({ channel, userIds }) => {
-      const joined = new Set(userIds);
-      return {
-        userIds: (audiences.get(channel.id) ?? []).filter((id) => !joined.has(id)),
-        event: {
-          type: "subscription",
-          op: "peer_add",
-          stream_ids: [channel.id],
-          user_ids: [...userIds].sort((a, b) => a - b),
-        },
-      };
-    }),
+    ...[...peers.values()].map(({ userIds, joined, streamIds }) => ({
+      userIds,
+      event: { type: "subscription", op: "peer_add", stream_ids: streamIds, user_ids: joined },
+    })),
   ]);
 }
 

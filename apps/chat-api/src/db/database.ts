@@ -46,6 +46,20 @@ export type DatabaseConfig =
 /** How many times a transaction runs when it keeps losing conflicts (deadlocks, serialization). */
 export const TRANSACTION_ATTEMPTS = 4;
 
+/**
+ * Prisma's limit on a transaction's run, by database: 5 s on PostgreSQL
+ * (Prisma's default: a transaction holds one of the pool's connections). The
+ * embedded database has one connection, which every request waits for while
+ * a transaction runs whatever its limit, and it shares the process's CPU with
+ * them: there a limit only turned a slow write into a 500 (65 subscriptions
+ * to channels of 3,000 people took 1.5 s on an idle machine, past 5 s on a
+ * busy one), so it is 60 s.
+ */
+const DEFAULT_TRANSACTION_OPTIONS: Record<Database["kind"], TransactionOptions> = {
+  postgres: { timeout: 5000 },
+  pglite: { timeout: 60_000 },
+};
+
 /** Options of one transaction. */
 export interface TransactionOptions {
   /** Longest run before it is rolled back (default 5 s; the demo seed needs more). */
@@ -253,7 +267,7 @@ function wrap(
                   events = true;
                 }),
               );
-            }, options),
+            }, options ?? DEFAULT_TRANSACTION_OPTIONS[kind]),
           );
           return { value, events };
         } finally {

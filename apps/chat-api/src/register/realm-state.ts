@@ -11,6 +11,7 @@ import { emojiDataPath } from "../lib/emoji";
 import { type SystemGroupName, systemGroupIds } from "../actions/realm-creation";
 import { listLinkifiers } from "../actions/realm-linkifiers";
 import { listProfileFields } from "../actions/custom-profile-fields";
+import { REALM_GROUP_SETTING_NAMES, realmGroupSetting } from "../actions/realm-settings";
 import { realmAuthenticationMethods } from "../lib/auth-methods";
 import type { Config } from "../lib/config";
 import { renderPlain } from "../lib/render";
@@ -79,7 +80,6 @@ export function longpollTimeoutSeconds(config: Config): number {
  */
 export async function realmState(tx: Tx, config: Config, realm: Realm) {
   const groups = await systemGroupIds(tx, realm.id);
-  const group = (id: number | null, fallback: SystemGroupName) => id ?? groups[fallback];
   const url = realmUrl(config, realm);
   return {
     ...VERSION_FIELDS,
@@ -105,24 +105,12 @@ export async function realmState(tx: Tx, config: Config, realm: Realm) {
     realm_available_video_chat_providers: { disabled: { name: "None", id: 0 } },
     realm_avatar_changes_disabled: false,
     realm_bot_domain: new URL(url).hostname,
-    realm_can_access_all_users_group: group(realm.can_access_all_users_group_id, "role:everyone"),
-    realm_can_add_subscribers_group: group(realm.can_add_subscribers_group_id, "role:members"),
-    realm_can_create_bots_group: group(realm.can_create_bots_group_id, "role:members"),
-    realm_can_create_groups: group(realm.can_create_groups_id, "role:members"),
-    realm_can_create_private_channel_group: group(
-      realm.can_create_private_channel_group_id,
-      "role:members",
+    ...Object.fromEntries(
+      REALM_GROUP_SETTING_NAMES.map((name) => [
+        `realm_${name}`,
+        realmGroupSetting(realm, name, groups),
+      ]),
     ),
-    realm_can_create_public_channel_group: group(
-      realm.can_create_public_channel_group_id,
-      "role:members",
-    ),
-    realm_can_create_web_public_channel_group: group(
-      realm.can_create_web_public_channel_group_id,
-      "role:owners",
-    ),
-    realm_can_invite_users_group: group(realm.can_invite_users_group_id, "role:members"),
-    realm_can_manage_all_groups: group(realm.can_manage_all_groups_id, "role:administrators"),
     ...Object.fromEntries(
       Object.entries(FIXED_REALM_GROUPS).map(([name, system]) => [`realm_${name}`, groups[system]]),
     ),

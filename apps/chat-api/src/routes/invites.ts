@@ -2,14 +2,16 @@ import { z } from "zod";
 import {
   DEFAULT_INVITE_MINUTES,
   type InviteTerms,
-  doCreateReusableInvite,
   doInviteUsers,
   doRevokeInvitation,
   doResendInvitation,
-  doRevokeReusableInvite,
-  doEditReusableInvite,
   listInvitations,
 } from "../actions/invitations";
+import {
+  doCreateReusableInvite,
+  doEditReusableInvite,
+  doRevokeReusableInvite,
+} from "../actions/invitation-links";
 import { bool, int, json, str } from "../http/params";
 import { realmUrl } from "../lib/realm-url";
 import { Role } from "../lib/roles";

@@ -291,6 +291,7 @@ export function messageRoutes({ db, config }: Services) {
           notifyOldThread: params.send_notification_to_old_thread,
           notifyNewThread: params.send_notification_to_new_thread,
           realmUrl: realmUrl(config, realm),
+          settings: realm,
         });
         return {};
       },
@@ -303,8 +304,8 @@ export function messageRoutes({ db, config }: Services) {
         tag: "messages",
         params: {},
       },
-      async ({ user, path }) => {
-        await doDeleteMessage(db, user, path.message_id);
+      async ({ realm, user, path }) => {
+        await doDeleteMessage(db, user, path.message_id, realm);
         return {};
       },
     ),

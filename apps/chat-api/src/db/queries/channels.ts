@@ -194,13 +194,17 @@ type ViewedChannel = { id: number; realm_id: number; invite_only: boolean; is_we
 export async function channelViewersByChannel(
   tx: Tx,
   channels: readonly ViewedChannel[],
+  /** The channels' subscribers when the caller has read them already. */
+  known?: Map<number, number[]>,
 ): Promise<Map<number, number[]>> {
   const [first] = channels;
   if (first === undefined) return new Map();
-  const subscribers = await subscribersByChannel(
-    tx,
-    channels.map((c) => c.id),
-  );
+  const subscribers =
+    known ??
+    (await subscribersByChannel(
+      tx,
+      channels.map((c) => c.id),
+    ));
   const people = await tx.q
     .selectFrom("users")
     .select(["id", "role"])
