@@ -7,6 +7,7 @@
 import { join } from "node:path";
 import { freePort, serve } from "@repo/bench-kit";
 import { Client } from "pg";
+import { insertChannelCopies } from "./channel-copies";
 
 export const USERS = 10_000;
 export const MESSAGES = 100_000;
@@ -198,29 +199,16 @@ export async function markAllUnread(dataset: Dataset): Promise<void> {
  * each with the permission settings of its `Denmark` (as the service makes a
  * channel); answers their ids in order.
  */
-export async function insertChannels(
+export function insertChannels(
   db: Client,
   realmId: number,
   prefix: string,
   count: number,
 ): Promise<number[]> {
-  const { rows } = await db.query<{ id: number }>(
-    `INSERT INTO channels (realm_id, name, description, rendered_description,
-       can_add_subscribers_group_id, can_administer_channel_group_id, can_delete_any_message_group_id,
-       can_delete_own_message_group_id, can_move_messages_out_of_channel_group_id,
-       can_move_messages_within_channel_group_id, can_remove_subscribers_group_id,
-       can_resolve_topics_group_id, can_send_message_group_id, can_subscribe_group_id,
-       can_create_topic_group_id)
-     SELECT realm_id, $3 || '-' || n, 'Channel ' || n, '<p>Channel ' || n || '</p>',
-       can_add_subscribers_group_id, can_administer_channel_group_id, can_delete_any_message_group_id,
-       can_delete_own_message_group_id, can_move_messages_out_of_channel_group_id,
-       can_move_messages_within_channel_group_id, can_remove_subscribers_group_id,
-       can_resolve_topics_group_id, can_send_message_group_id, can_subscribe_group_id,
-       can_create_topic_group_id
-     FROM channels, generate_series(1, $2::int) AS n
-     WHERE realm_id = $1 AND name = 'Denmark' ORDER BY n RETURNING id`,
-    [realmId, count, prefix],
+  return insertChannelCopies(
+    async (sql, params) => (await db.query<{ id: number }>(sql, [...params])).rows,
+    realmId,
+    prefix,
+    count,
   );
-  if (rows.length !== count) throw new Error("could not create the channels");
-  return rows.map((row) => row.id);
 }

@@ -9,6 +9,7 @@ import { MAX_NARROW_OPERAND_LENGTH, MAX_NARROW_TERMS } from "../src/lib/narrow";
 import { MAX_TYPING_AUDIENCE } from "../src/actions/typing";
 import { MAX_EDIT_HISTORY_BYTES } from "../src/actions/message-edit";
 import { multipart } from "./support/multipart";
+import { insertChannelCopies } from "../bench/channel-copies";
 import {
   type Cast,
   type Reply,
@@ -553,22 +554,11 @@ describe("subscriptions in a crowded realm", () => {
            FROM generate_series(1, 3000) AS n`,
         realm.id,
       );
-      await db.$executeRawUnsafe(
-        `INSERT INTO channels (realm_id, name, description, rendered_description,
-           can_add_subscribers_group_id, can_administer_channel_group_id, can_delete_any_message_group_id,
-           can_delete_own_message_group_id, can_move_messages_out_of_channel_group_id,
-           can_move_messages_within_channel_group_id, can_remove_subscribers_group_id,
-           can_resolve_topics_group_id, can_send_message_group_id, can_subscribe_group_id,
-           can_create_topic_group_id)
-         SELECT realm_id, 'crowded-' || n, '', '',
-           can_add_subscribers_group_id, can_administer_channel_group_id, can_delete_any_message_group_id,
-           can_delete_own_message_group_id, can_move_messages_out_of_channel_group_id,
-           can_move_messages_within_channel_group_id, can_remove_subscribers_group_id,
-           can_resolve_topics_group_id, can_send_message_group_id, can_subscribe_group_id,
-           can_create_topic_group_id
-           FROM channels, generate_series(1, 65) AS n
-          WHERE realm_id = $1 AND name = 'Denmark'`,
+      await insertChannelCopies(
+        (sql, params) => db.$queryRawUnsafe<{ id: number }[]>(sql, ...params),
         realm.id,
+        "crowded",
+        65,
       );
       await db.$executeRawUnsafe(
         `INSERT INTO subscriptions (user_id, channel_id)

@@ -1,5 +1,5 @@
 import { totalmem } from "node:os";
-import { nearestWithin } from "../src/actions/message-fetch";
+import { nearestWithin, prefixWithin } from "../src/actions/message-fetch";
 import { type MemoryFigures, MemoryBudget, defaultResidentBudget } from "../src/lib/memory-budget";
 
 /** The budget's rule, on figures given in turn (the process's own are read by the server's test). */
@@ -60,5 +60,12 @@ describe("a fetch's byte budget", () => {
   it("keeps one message even when it alone is over the budget", () => {
     expect(nearestWithin(sizes(500), sizes(), 100)).toEqual({ older: 1, newer: 0 });
     expect(nearestWithin(sizes(500), sizes(400), 100)).toEqual({ older: 0, newer: 1 });
+    expect(prefixWithin(sizes(500, 1), 100)).toBe(1);
+  });
+
+  it("takes the first messages of a list up to the budget (matches_narrow)", () => {
+    expect(prefixWithin(sizes(10, 10, 10, 1), 25)).toBe(2);
+    expect(prefixWithin(sizes(10, 10), 20)).toBe(2);
+    expect(prefixWithin(sizes(), 20)).toBe(0);
   });
 });

@@ -204,6 +204,76 @@ describe("DELETE /api/v1/users/me/subscriptions", () => {
     expect(again.body).toMatchObject({ removed: [], not_removed: ["leaving"] });
   });
 
+  it("leaves several channels with one remove, and tells each watcher once", async () => {
+    for (const [name, inviteOnly] of [
+      ["pair-public", false],
+      ["pair-public-too", false],
+      ["pair-private", true],
+    ] as const) {
+      const made = await post("iago", "/users/me/subscriptions", {
+        subscriptions: JSON.stringify([{ name }]),
+        invite_only: String(inviteOnly),
+        principals: JSON.stringify([id("iago"), id("othello"), id("cordelia")]),
+      });
+      expect(made.status).toBe(200);
+    }
+    const channelId = async (stream: string) =>
+      (await server.call("GET", "/api/v1/get_stream_id", { ...as("iago"), query: { stream } })).body
+        .stream_id as number;
+    const [publicId, otherPublicId, privateId] = [
+      await channelId("pair-public"),
+      await channelId("pair-public-too"),
+      await channelId("pair-private"),
+    ];
+    const [othello, cordelia, hamlet] = await Promise.all([
+      listen("othello", ["subscription"]),
+      listen("cordelia", ["subscription"]),
+      listen("hamlet", ["subscription"]),
+    ]);
+    const reply = await server.call("DELETE", "/api/v1/users/me/subscriptions", {
+      ...as("othello"),
+      form: { subscriptions: JSON.stringify(["pair-public", "pair-public-too", "pair-private"]) },
+    });
+    expect(reply.body).toMatchObject({
+      removed: ["pair-public", "pair-public-too", "pair-private"],
+    });
+    expect(await othello()).toEqual([
+      {
+        type: "subscription",
+        op: "remove",
+        subscriptions: [
+          { name: "pair-public", stream_id: publicId },
+          { name: "pair-public-too", stream_id: otherPublicId },
+          { name: "pair-private", stream_id: privateId },
+        ],
+      },
+    ]);
+    // One event per audience: the public channels' watchers hear of both at
+    // once; the private channel's (subscribers and administrators) apart.
+    expect(await cordelia()).toEqual([
+      {
+        type: "subscription",
+        op: "peer_remove",
+        stream_ids: [publicId, otherPublicId],
+        user_ids: [id("othello")],
+      },
+      {
+        type: "subscription",
+        op: "peer_remove",
+        stream_ids: [privateId],
+        user_ids: [id("othello")],
+      },
+    ]);
+    expect(await hamlet()).toEqual([
+      {
+        type: "subscription",
+        op: "peer_remove",
+        stream_ids: [publicId, otherPublicId],
+        user_ids: [id("othello")],
+      },
+    ]);
+  });
+
   it("removes others only with permission, and answers a missing channel by name", async () => {
     const others = await server.call("DELETE", "/api/v1/users/me/subscriptions", {
       ...as("hamlet"),

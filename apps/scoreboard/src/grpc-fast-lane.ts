@@ -250,7 +250,7 @@ function readUnary<I extends DescMessage>(method: Method<I>, body: Buffer): Mess
   const message =
     (end === body.length ? method.quick?.(body.subarray(first + 5, end)) : undefined) ??
     decode(input, body, first);
-  const second = envelopeAt(body, first + envelopeLength(body, first));
+  const second = envelopeAt(body, end);
   if (second !== undefined) {
     decode(input, body, second);
     throw new ConnectError(

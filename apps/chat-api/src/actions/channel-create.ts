@@ -4,7 +4,7 @@ import { realmById } from "../db/queries/realms";
 import { isLiveFolder } from "../db/queries/channel-folders";
 import type { Tx } from "../db/kysely";
 import { announceSubscriptions } from "./subscription-events";
-import { channelById, insertChannel } from "../db/queries/channels";
+import { channelById, channelViewerIds, insertChannel } from "../db/queries/channels";
 import { activateSubscriptions } from "../db/queries/subscriptions";
 import type { Database } from "../db/database";
 import {
@@ -16,7 +16,7 @@ import {
 } from "@repo/envelope";
 import type { TopicsPolicy } from "../gen/prisma/client";
 import { type RenderedAhead, renderAhead } from "./render-context";
-import { channelAudience, channelByName } from "./channels";
+import { channelByName } from "./channels";
 import { defaultChannelGroups, systemGroupIds } from "./realm-creation";
 import type { AuthedUser } from "../caches/auth";
 import { isAdministrator, isGuest, isOwner } from "../lib/roles";
@@ -215,7 +215,7 @@ export async function createChannel(
     ) {
       await announce(tx, realm.id, realm.new_stream_announcements_stream_id, user, channel.name);
     }
-    await sendEvent(tx, await channelAudience(tx, created), {
+    await sendEvent(tx, await channelViewerIds(tx, created), {
       type: "stream",
       op: "create",
       streams: await channelViews(tx, [created]),

@@ -1,5 +1,5 @@
 import { isLiveFolder } from "../db/queries/channel-folders";
-import { updateChannel } from "../db/queries/channels";
+import { channelViewerIds, updateChannel } from "../db/queries/channels";
 import type { Database } from "../db/database";
 import {
   ErrorCode,
@@ -19,7 +19,7 @@ import {
   type ChannelGroupSetting,
   MAX_CHANNEL_DESCRIPTION_LENGTH,
 } from "./channel-settings";
-import { accessChannelById, channelAudience, channelByName } from "./channels";
+import { accessChannelById, channelByName } from "./channels";
 import { checkChannelName, parseRetentionDays } from "./channel-create";
 import { isGroupMember } from "./user-groups";
 
@@ -88,7 +88,7 @@ export async function doUpdateChannel(
       throw new InsufficientPermissionError();
     if (update.isWebPublic === true && !options.webPublicStreamsEnabled)
       throw new JsonableError("Web-public channels are not enabled.");
-    const before = await channelAudience(tx, channel);
+    const before = await channelViewerIds(tx, channel);
     const data: Record<string, unknown> = {};
     const changes: { property: string; value: unknown; extra?: Record<string, unknown> }[] = [];
     if (update.newName !== undefined && update.newName !== channel.name) {
@@ -162,7 +162,7 @@ export async function doUpdateChannel(
     }
     if (Object.keys(data).length === 0) return;
     const updated = await updateChannel(tx, channel.id, data);
-    const after = await channelAudience(tx, updated);
+    const after = await channelViewerIds(tx, updated);
     const audience = [...new Set([...before, ...after])];
     for (const change of changes)
       await sendEvent(tx, audience, {

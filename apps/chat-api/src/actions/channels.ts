@@ -125,7 +125,7 @@ export async function doArchiveChannel(
   if (channel.is_archived) throw new JsonableError("Channel is already deactivated");
   await db.transaction(async (tx) => {
     await archiveChannel(tx, channel.id);
-    await sendEvent(tx, await channelAudience(tx, channel), {
+    await sendEvent(tx, await channelViewerIds(tx, channel), {
       type: "stream",
       op: "delete",
       streams: [{ stream_id: channel.id }],
@@ -216,15 +216,6 @@ function userTopicEvent(channelId: number, topic: string, policy: number): ChatE
     last_updated: Math.floor(Date.now() / 1000),
     visibility_policy: policy,
   };
-}
-
-/**
- * Who hears about a channel's creation or archiving: those who can see it.
- * For a public channel, every active member (guests only when subscribed);
- * for a private one, its subscribers and the realm's administrators.
- */
-export async function channelAudience(tx: Tx, channel: Channel): Promise<number[]> {
-  return channelViewerIds(tx, channel);
 }
 
 /** Which channels GET /streams returns (Zulip's parameters, defaults applied). */

@@ -143,6 +143,18 @@ export function nearestWithin(
   return { older: o, newer: n };
 }
 
+/** How many of `rows`, from the first, fit in `maxBytes` of text; at least one. */
+export function prefixWithin(rows: readonly { bytes: number }[], maxBytes: number): number {
+  let total = 0;
+  let count = 0;
+  for (const row of rows) {
+    if (total + row.bytes > maxBytes && count > 0) break;
+    total += row.bytes;
+    count++;
+  }
+  return count;
+}
+
 /** GET /messages: {@link messageWindow}'s messages as Zulip's message objects. */
 export async function fetchMessages(db: Database, user: AuthedUser, query: MessageQuery) {
   const window = await messageWindow(db, user, query);
@@ -217,7 +229,7 @@ export async function matchesNarrow(
     { op: ">=", anchor: 0, limit: MAX_MATCH_IDS },
   );
   // Past the byte budget the newest are left out (the client takes them as not matching).
-  const rows = matching.slice(0, nearestWithin([], matching, maxBytes).newer);
+  const rows = matching.slice(0, prefixWithin(matching, maxBytes));
   const views = await messageViews(
     db,
     rows.map((r) => r.message_id),

@@ -2,9 +2,8 @@ import { subscribersByChannel, subscriptionsTo } from "../db/queries/subscriptio
 import type { Tx } from "../db/kysely";
 import type { Channel, Subscription } from "../gen/prisma/client";
 import { channelViewersByChannel } from "../db/queries/channels";
-import { sendEvent, sendEvents } from "../realtime/queue";
+import { sendEvents } from "../realtime/queue";
 import { subscriptionViews } from "./channel-view";
-import { channelAudience } from "./channels";
 
 /**
  * Tells everyone concerned that people were subscribed to channels (inside
@@ -88,27 +87,49 @@ export async function announceSubscriptions(
 }
 
 /**
- * Tells everyone concerned that `userIds` left `channel`: each one's clients
- * get `subscription` `remove`, the others who can see the channel
- * `peer_remove`.
+ * Tells everyone concerned that people left channels (inside the transaction
+ * that unsubscribed them), for any number of channels in a few statements:
+ * the leavers' clients get `subscription` `remove`, the others who can see a
+ * channel `peer_remove`; channels with the same leavers (and the same people
+ * told) share one event.
  */
 export async function announceUnsubscriptions(
   tx: Tx,
-  channel: Channel,
-  userIds: readonly number[],
+  removed: readonly { channel: Channel; userIds: readonly number[] }[],
 ): Promise<void> {
-  if (userIds.length === 0) return;
-  await sendEvent(tx, userIds, {
-    type: "subscription",
-    op: "remove",
-    subscriptions: [{ name: channel.name, stream_id: channel.id }],
-  });
-  const gone = new Set(userIds);
-  const peers = (await channelAudience(tx, channel)).filter((id) => !gone.has(id));
-  await sendEvent(tx, peers, {
-    type: "subscription",
-    op: "peer_remove",
-    stream_ids: [channel.id],
-    user_ids: [...userIds].sort((a, b) => a - b),
-  });
+  const changed = removed.filter((entry) => entry.userIds.length > 0);
+  if (changed.length === 0) return;
+  const audiences = await channelViewersByChannel(
+    tx,
+    changed.map((entry) => entry.channel),
+  );
+  const removes = new Map<string, { userIds: number[]; subscriptions: object[] }>();
+  const peers = new Map<string, { userIds: number[]; left: number[]; streamIds: number[] }>();
+  for (const { channel, userIds } of changed) {
+    const left = [...new Set(userIds)].sort((a, b) => a - b);
+    const leftKey = left.join(",");
+    const subscription = { name: channel.name, stream_id: channel.id };
+    const remove = removes.get(leftKey);
+    if (remove === undefined)
+      removes.set(leftKey, { userIds: left, subscriptions: [subscription] });
+    else remove.subscriptions.push(subscription);
+    const gone = new Set(left);
+    const told = (audiences.get(channel.id) ?? [])
+      .filter((id) => !gone.has(id))
+      .sort((a, b) => a - b);
+    const key = `${leftKey}|${told.join(",")}`;
+    const peer = peers.get(key);
+    if (peer === undefined) peers.set(key, { userIds: told, left, streamIds: [channel.id] });
+    else peer.streamIds.push(channel.id);
+  }
+  await sendEvents(tx, [
+    ...[...removes.values()].map(({ userIds, subscriptions }) => ({
+      userIds,
+      event: { type: "subscription", op: "remove", subscriptions },
+    })),
+    ...[...peers.values()].map(({ userIds, left, streamIds }) => ({
+      userIds,
+      event: { type: "subscription", op: "peer_remove", stream_ids: streamIds, user_ids: left },
+    })),
+  ]);
 }

@@ -221,6 +221,7 @@ async function unsubscribeIn(
   const targets = await resolvePrincipals(tx, user, principals);
   const result: UnsubscribeResult = { removed: [], not_removed: [] };
   const seen = new Set<number>();
+  const left: { channel: Channel; userIds: number[] }[] = [];
   for (const name of names) {
     const channel = await channelByName(tx, user.realm_id, name);
     if (
@@ -245,8 +246,9 @@ async function unsubscribeIn(
     const leavers = await deactivateSubscriptions(tx, channel.id, targets);
     for (const target of targets)
       (leavers.includes(target) ? result.removed : result.not_removed).push(channel.name);
-    await announceUnsubscriptions(tx, channel, leavers);
+    left.push({ channel, userIds: leavers });
   }
+  await announceUnsubscriptions(tx, left);
   return result;
 }
 

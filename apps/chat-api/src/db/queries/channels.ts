@@ -175,9 +175,10 @@ export async function archiveChannel(tx: Tx, channelId: number): Promise<void> {
 }
 
 /**
- * Ids of the realm's active users who can see the channel: its subscribers,
- * and by the channel's kind administrators (private), members (public) or
- * everyone (web-public).
+ * Ids of the realm's active users who can see the channel, who hear of its
+ * creation, changes and subscribers: its subscribers, and by the channel's
+ * kind administrators (private), members (public; guests only when
+ * subscribed) or everyone (web-public).
  */
 export async function channelViewerIds(tx: Tx, channel: ViewedChannel): Promise<number[]> {
   return (await channelViewersByChannel(tx, [channel])).get(channel.id) ?? [];
@@ -205,11 +206,19 @@ export async function channelViewersByChannel(
       tx,
       channels.map((c) => c.id),
     ));
+  // Only the roles that see some channel asked about by their kind: a lookup
+  // of private channels reads the administrators, not the whole realm.
+  const widest = channels.some((c) => !c.invite_only && c.is_web_public)
+    ? Role.GUEST
+    : channels.some((c) => !c.invite_only)
+      ? Role.MEMBER
+      : Role.ADMINISTRATOR;
   const people = await tx.q
     .selectFrom("users")
     .select(["id", "role"])
     .where("realm_id", "=", first.realm_id)
     .where("is_active", "=", true)
+    .where("role", "<=", widest)
     .orderBy("id")
     .execute();
   const everyone = people.map((p) => p.id);
