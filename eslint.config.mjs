@@ -12,6 +12,7 @@ const WIRING = ["app", "server", "urls", "dispatch", "poll-lane", "services", "i
 const LAYERS = [
   "cli",
   "routes",
+  "pages",
   "http",
   "register",
   "push",

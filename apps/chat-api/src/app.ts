@@ -6,6 +6,7 @@ import helmet from "helmet";
 import { MAX_FORM_FIELDS, multipartForms } from "./http/multipart";
 import type { Api } from "./http/typed-endpoint";
 import { staticRoutes } from "./routes/static-files";
+import { accountPages } from "./pages/account-pages";
 import { fileRoutes } from "./routes/files";
 import { buildApi } from "./urls";
 import type { Services } from "./http/context";
@@ -142,6 +143,7 @@ export function createApp(
     multipartForms(bodyLimit, isUpload),
     run,
   );
+  app.use(accountPages(services));
   app.use(fileRoutes(services));
   app.use(staticRoutes());
   app.use((_req, _res, next) => {

@@ -9,6 +9,7 @@ import { deliverOutbox } from "./actions/outbox";
 import { deleteExpiredMessages } from "./actions/retention";
 import { collectIdleQueues } from "./realtime/queue";
 import { closeRenderPool } from "./lib/render-pool";
+import { closePasswordChecks } from "./lib/password-strength";
 import type { Api } from "./http/typed-endpoint";
 import type { Services } from "./http/context";
 
@@ -169,6 +170,7 @@ export async function startServer(
       await services.bus.stop();
       await services.rateLimiter.close();
       await closeRenderPool();
+      await closePasswordChecks();
       await services.db.close();
     },
   };

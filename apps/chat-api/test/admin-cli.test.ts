@@ -74,7 +74,9 @@ describe("the admin CLI as its entry point runs it", () => {
     await withEntryPointEnv(async (admin) => {
       const realm = await admin("create-realm", "--subdomain", "Lear", "--name", "King Lear");
       expect(realm.code).toBe(0);
-      expect(realm.out).toMatch(/^created realm \d+ "King Lear" \(subdomain "lear"\)$/);
+      expect(realm.out).toMatch(
+        /^created realm \d+ "King Lear" \(subdomain "lear"\) at http:\/\/lear\.[a-z.]+(:\d+)?$/,
+      );
       const realms = await admin("list-realms");
       expect(realms.code).toBe(0);
       expect(realms.out).toMatch(/^\d+\tlear\tKing Lear\tactive$/m);
@@ -93,7 +95,9 @@ describe("the admin CLI", () => {
   it("creates realms, users and bots, and lists them", async () => {
     const realm = await admin("create-realm", "--subdomain", "Lear", "--name", "King Lear");
     expect(realm.code).toBe(0);
-    expect(realm.out).toMatch(/^created realm \d+ "King Lear" \(subdomain "lear"\)$/);
+    expect(realm.out).toMatch(
+      /^created realm \d+ "King Lear" \(subdomain "lear"\) at http:\/\/lear\.[a-z.]+(:\d+)?$/,
+    );
     const user = await admin(
       "create-user",
       "--realm",

@@ -1,55 +1,26 @@
-import type { AddressInfo } from "node:net";
-import { type ParsedMail, simpleParser } from "mailparser";
-import { SMTPServer } from "smtp-server";
+import type { ParsedMail } from "mailparser";
 import { deliverOutbox } from "../src/actions/outbox";
 import { queueEmail } from "../src/db/queries/outbox";
 import { type Cast, type TestServer, loadCast, startTestServer } from "./support/server";
+import { type Mailbox, type Received, startMailbox } from "./support/mailbox";
 
 /**
- * E-mail through a real mail server: an SMTP server on loopback (the
- * `smtp-server` package) receives what the outbox sends, and the test reads
- * each message as a mail client would (`mailparser`).
+ * E-mail through a real mail server: an SMTP server on loopback receives what
+ * the outbox sends, and the test reads each message as a mail client would.
  */
-interface Received {
-  envelopeTo: string[];
-  mail: ParsedMail;
-}
-
-let smtp: SMTPServer;
-let smtpPort: number;
-const received: Received[] = [];
-/** Recipients the mail server refuses, once each. */
-const refuseOnce = new Set<string>();
+let mailbox: Mailbox;
+let received: Received[];
+let refuseOnce: Set<string>;
 
 let server: TestServer;
 let cast: Cast;
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ["STARTTLS"],
-    logger: false,
-    onRcptTo(address, _session, callback) {
-      if (refuseOnce.delete(address.address)) {
-        callback(Object.assign(new Error("mailbox busy, try later"), { responseCode: 451 }));
-        return;
-      }
-      callback();
-    },
-    onData(stream, session, callback) {
-      simpleParser(stream)
-        .then((mail) => {
-          received.push({ envelopeTo: session.envelope.rcptTo.map((r) => r.address), mail });
-          callback();
-        })
-        .catch(callback);
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
-  smtpPort = (smtp.server.address() as AddressInfo).port;
+  mailbox = await startMailbox();
+  ({ received, refuseOnce } = mailbox);
   server = await startTestServer({
     env: {
-      CHAT_SMTP_URL: `smtp://127.0.0.1:${String(smtpPort)}`,
+      CHAT_SMTP_URL: mailbox.url,
       CHAT_EMAIL_FROM: "Team Chat <chat@example.org>",
       CHAT_EMAIL_POLL_SECONDS: "0.1",
       CHAT_EMAIL_RETRY_SECONDS: "0.2",
@@ -60,21 +31,14 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server.close();
-  await new Promise<void>((resolve) => smtp.close(resolve));
+  await mailbox.close();
 });
 
 const rootRealmId = async (): Promise<number> =>
   (await server.db.prisma.realm.findFirstOrThrow({ where: { subdomain: "" } })).id;
 
-/** The messages received for `address`, once there are `count` of them (or after 10 s). */
-async function mailFor(address: string, count = 1): Promise<ParsedMail[]> {
-  for (let waited = 0; waited < 10_000; waited += 50) {
-    const mine = received.filter((r) => r.envelopeTo.includes(address));
-    if (mine.length >= count) return mine.map((r) => r.mail);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return received.filter((r) => r.envelopeTo.includes(address)).map((r) => r.mail);
-}
+const mailFor = (address: string, count = 1): Promise<ParsedMail[]> =>
+  mailbox.mailFor(address, count);
 
 describe("the outbox, through a mail server", () => {
   it("sends an invitation with a text and an HTML part, the link in both, and notes it sent", async () => {
@@ -85,7 +49,7 @@ describe("the outbox, through a mail server", () => {
     expect(reply.status).toBe(200);
     const [mail] = await mailFor("newcomer@example.net");
     expect(mail?.from?.text).toBe('"Team Chat" <chat@example.org>');
-    expect(mail?.subject).toMatch(/^Iago invited you to join /);
+    expect(mail?.subject).toMatch(/^Iago has invited you to join /);
     const link = /http:\/\/chat\.test\/join\/[a-z0-9]{24}\//.exec(mail?.text ?? "")?.[0];
     expect(link).toBeDefined();
     expect(mail?.html).toContain(`<a href="${link ?? ""}">`);

@@ -526,6 +526,46 @@ describe("round trips", () => {
     });
   });
 
+  it("AccountConfirmation", async () => {
+    const expires = new Date("2030-01-01T00:00:00.000Z");
+    const link = await db.prisma.accountConfirmation.create({
+      data: {
+        realm_id: ids.realm,
+        kind: 2,
+        email: "hamlet@example.com",
+        user_id: ids.hamlet,
+        key_hash: "a".repeat(64),
+        expires_at: expires,
+      },
+    });
+    expect(
+      await db.prisma.accountConfirmation.findUniqueOrThrow({
+        where: { key_hash: "a".repeat(64) },
+      }),
+    ).toMatchObject({
+      id: link.id,
+      kind: 2,
+      user_id: ids.hamlet,
+      used_at: null,
+      expires_at: expires,
+    });
+  });
+
+  it("RealmDomain", async () => {
+    await db.prisma.realmDomain.create({
+      data: { realm_id: ids.realm, domain: "example.org", allow_subdomains: true },
+    });
+    await expect(
+      db.prisma.realmDomain.create({ data: { realm_id: ids.realm, domain: "example.org" } }),
+    ).rejects.toThrow();
+    expect(
+      await db.prisma.realmDomain.findMany({
+        where: { realm_id: ids.realm },
+        select: { domain: true, allow_subdomains: true },
+      }),
+    ).toEqual([{ domain: "example.org", allow_subdomains: true }]);
+  });
+
   it("leaves no model untouched", async () => {
     const schema = readFileSync(join(__dirname, "../prisma/schema.prisma"), "utf8");
     const { datamodel } = JSON.parse(

@@ -79,6 +79,7 @@ describe("POST /api/v1/users", () => {
         apiError("Email 'hamlet@example.com' already in use"),
       ],
       ["desdemona", { ...good, password: "short" }, apiError("The password is too weak.")],
+      ["desdemona", { ...good, password: "password1" }, apiError("The password is too weak.")],
     ];
     for (const [who, form, body] of cases) {
       const refused = await create(who, form);

@@ -38,6 +38,7 @@ import { defaultChannels } from "../db/queries/channels";
 import { activateSubscriptions } from "../db/queries/subscriptions";
 import { holdsMessage } from "../db/queries/user-messages";
 import { MAX_PASSWORD_LENGTH, checkPassword, hashPassword } from "../lib/passwords";
+import { isStrongPassword } from "../lib/password-strength";
 
 /** Zulip's full-name rules, with its messages. */
 export function checkFullName(name: string): string {
@@ -311,9 +312,6 @@ export interface NewUser {
   fullName: string;
 }
 
-/** Zulip's shortest acceptable password. */
-export const MIN_PASSWORD_LENGTH = 6;
-
 /**
  * POST /users: an administrator holding the server-granted
  * `can_create_users` creates a member account with a password, as Zulip's
@@ -331,10 +329,10 @@ export async function doCreateUser(
   const fullName = checkFullName(user.fullName);
   const email = user.email.trim();
   if (!z.email().safeParse(email).success) throw new JsonableError("Bad name or username");
-  if (user.password.length < MIN_PASSWORD_LENGTH)
-    throw new JsonableError("The password is too weak.");
   if (user.password.length > MAX_PASSWORD_LENGTH)
     throw new JsonableError(`A password has 1 to ${String(MAX_PASSWORD_LENGTH)} characters`);
+  if (!(await isStrongPassword(user.password, [fullName, email])))
+    throw new JsonableError("The password is too weak.");
   const hash = await hashPassword(user.password);
   return db.transaction(async (tx) => {
     if (await addressTaken(tx, admin.realm_id, email))

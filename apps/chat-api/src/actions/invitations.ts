@@ -236,7 +236,7 @@ async function queueInvitationEmail(
   await queueEmail(tx, {
     realm_id: referrer.realm_id,
     to_address: address,
-    subject: `${referrer.full_name} invited you to join ${realmName}`,
+    subject: `${referrer.full_name} has invited you to join ${realmName}`,
     body_text: `${referrer.full_name} (${referrer.email}) has invited you to join ${realmName}.\n\nAccept the invitation: ${link}\n`,
   });
 }

@@ -119,6 +119,15 @@ const LIMIT_SETTINGS = [
   "move_messages_between_streams_limit_seconds",
 ] as const;
 
+/** The settings that are on or off. */
+const BOOLEAN_SETTINGS = [
+  "allow_message_editing",
+  "enable_spectator_access",
+  "invite_required",
+  "emails_restricted_to_domains",
+  "disallow_disposable_email_addresses",
+] as const;
+
 /** What PATCH /realm may change; each optional, as sent (limits and retention unparsed). */
 export interface RealmSettingsChange {
   name?: string | undefined;
@@ -126,6 +135,9 @@ export interface RealmSettingsChange {
   default_language?: string | undefined;
   allow_message_editing?: boolean | undefined;
   enable_spectator_access?: boolean | undefined;
+  invite_required?: boolean | undefined;
+  emails_restricted_to_domains?: boolean | undefined;
+  disallow_disposable_email_addresses?: boolean | undefined;
   message_retention_days?: string | undefined;
   message_content_edit_limit_seconds?: string | undefined;
   message_content_delete_limit_seconds?: string | undefined;
@@ -155,8 +167,7 @@ type ScalarSetting =
   | "name"
   | "description"
   | "default_language"
-  | "allow_message_editing"
-  | "enable_spectator_access"
+  | (typeof BOOLEAN_SETTINGS)[number]
   | (typeof LIMIT_SETTINGS)[number]
   | "message_retention_days";
 
@@ -201,7 +212,7 @@ function checkScalars(actor: AuthedUser, change: RealmSettingsChange): ScalarCha
       wire: language,
     });
   }
-  for (const property of ["allow_message_editing", "enable_spectator_access"] as const) {
+  for (const property of BOOLEAN_SETTINGS) {
     const value = change[property];
     if (value !== undefined)
       scalars.push({ property, value, column: { [property]: value }, wire: value });

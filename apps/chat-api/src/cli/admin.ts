@@ -1,4 +1,12 @@
-import { allRealms, realmBySubdomain } from "../db/queries/realms";
+import {
+  allRealms,
+  deleteRealmDomain,
+  realmById,
+  realmBySubdomain,
+  upsertRealmDomain,
+} from "../db/queries/realms";
+import { OWNER_LINK_LIFETIME_MS, queuePasswordLink } from "../actions/signup";
+import { realmUrl } from "../lib/realm-url";
 import { apiKeyOf, realmUsers, setCanCreateUsers } from "../db/queries/users";
 /**
  * `pnpm --filter chat-api admin <command>`: administer chat-api from a shell.
@@ -111,15 +119,18 @@ const commands: Record<string, Command> = {
     },
   },
   "create-realm": {
-    usage: "create-realm --subdomain SUB --name NAME [--description TEXT]",
+    usage:
+      "create-realm --subdomain SUB --name NAME [--description TEXT] [--owner-email EMAIL --owner-name NAME]",
     summary:
-      "Create a realm (organization) with its system groups; --subdomain '' is the root realm",
+      "Create a realm (organization) with its system groups, and its owner, who is e-mailed a link to choose a password; --subdomain '' is the root realm",
     options: {
       subdomain: { type: "string" },
       name: { type: "string" },
       description: { type: "string" },
+      "owner-email": { type: "string" },
+      "owner-name": { type: "string" },
     },
-    async run(db, values) {
+    async run(db, values, _positionals, env) {
       const subdomain =
         typeof values.subdomain === "string" ? values.subdomain.trim().toLowerCase() : undefined;
       if (subdomain === undefined) throw new UsageError("--subdomain is required");
@@ -128,14 +139,74 @@ const commands: Record<string, Command> = {
       }
       const name = required(values, "name");
       if (name.length > 40) throw new UsageError("--name is too long (limit: 40 characters)");
+      const ownerEmail =
+        values["owner-email"] === undefined
+          ? undefined
+          : validEmail(required(values, "owner-email"));
+      const ownerName = ownerEmail === undefined ? undefined : required(values, "owner-name");
+      if (ownerEmail === undefined && values["owner-name"] !== undefined)
+        throw new UsageError("--owner-name goes with --owner-email");
       if ((await realmBySubdomain(db, subdomain)) !== null) {
         throw new CommandError(`a realm with subdomain "${subdomain}" already exists`);
       }
       const description = typeof values.description === "string" ? values.description : "";
-      const { realmId: id } = await db.transaction((tx) =>
-        createRealm(tx, { subdomain, name, description }),
-      );
-      return `created realm ${id} "${name}" (subdomain "${subdomain}")`;
+      const url = realmUrl(loadConfig(env), { subdomain });
+      const made = await db.transaction(async (tx) => {
+        const { realmId: id } = await createRealm(tx, { subdomain, name, description });
+        if (ownerEmail === undefined || ownerName === undefined) return { id, link: undefined };
+        const owner = await createAccount(tx, {
+          realmId: id,
+          email: ownerEmail,
+          fullName: ownerName,
+          role: Role.OWNER,
+        });
+        const realm = await realmById(tx, id);
+        const link = await queuePasswordLink(
+          tx,
+          realm,
+          { id: owner.id, delivery_email: ownerEmail },
+          url,
+          OWNER_LINK_LIFETIME_MS,
+          true,
+        );
+        return { id, link };
+      });
+      const created = `created realm ${made.id} "${name}" (subdomain "${subdomain}") at ${url}`;
+      if (made.link === undefined) return created;
+      return `${created}\nowner ${ownerEmail ?? ""}: e-mailed a link to choose a password (it works once, for a week):\n${made.link}`;
+    },
+  },
+  "realm-domain": {
+    usage: "realm-domain --realm SUB (--add DOMAIN [--allow-subdomains] | --remove DOMAIN)",
+    summary:
+      "Add or remove a domain whose addresses may sign up when the realm restricts sign-up to its domains",
+    options: {
+      ...realmOption,
+      add: { type: "string" },
+      remove: { type: "string" },
+      "allow-subdomains": { type: "boolean" },
+    },
+    async run(db, values) {
+      const realm = await realmId(db, realmArg(values));
+      const add = typeof values.add === "string" ? values.add.trim().toLowerCase() : undefined;
+      const remove =
+        typeof values.remove === "string" ? values.remove.trim().toLowerCase() : undefined;
+      if ((add === undefined) === (remove === undefined))
+        throw new UsageError("give one of --add DOMAIN and --remove DOMAIN");
+      const domain = add ?? remove ?? "";
+      if (
+        !/^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(domain) ||
+        domain.length > 80
+      )
+        throw new UsageError(`"${domain}" is not a domain`);
+      if (add !== undefined) {
+        const subdomains = values["allow-subdomains"] === true;
+        await db.transaction((tx) => upsertRealmDomain(tx, realm, domain, subdomains));
+        return `added ${domain}${subdomains ? " and its subdomains" : ""}`;
+      }
+      const removed = await db.transaction((tx) => deleteRealmDomain(tx, realm, domain));
+      if (!removed) throw new CommandError(`${domain} is not one of the realm's domains`);
+      return `removed ${domain}`;
     },
   },
   "create-user": {

@@ -1,3 +1,9 @@
+import {
+  FORM_PASSWORD_MAX_LENGTH,
+  PASSWORD_MIN_GUESSES,
+  PASSWORD_MIN_LENGTH,
+} from "../lib/password-strength";
+import { realmDomains } from "../db/queries/realms";
 import type { Tx } from "../db/kysely";
 import type { Realm } from "../gen/prisma/client";
 import {
@@ -97,9 +103,9 @@ export async function realmState(tx: Tx, config: Config, realm: Realm) {
     max_stream_name_length: MAX_CHANNEL_NAME_LENGTH,
     max_topic_length: MAX_TOPIC_LENGTH,
     max_bulk_new_subscription_messages: 100,
-    password_min_length: 6,
-    password_max_length: 100,
-    password_min_guesses: 10000,
+    password_min_length: PASSWORD_MIN_LENGTH,
+    password_max_length: FORM_PASSWORD_MAX_LENGTH,
+    password_min_guesses: PASSWORD_MIN_GUESSES,
     realm_allow_message_editing: realm.allow_message_editing,
     realm_authentication_methods: realmAuthenticationMethods(config, realm),
     realm_available_video_chat_providers: { disabled: { name: "None", id: 0 } },
@@ -124,11 +130,11 @@ export async function realmState(tx: Tx, config: Config, realm: Realm) {
     realm_description: await renderPlain(realm.description),
     realm_digest_emails_enabled: false,
     realm_digest_weekday: 1,
-    realm_disallow_disposable_email_addresses: true,
-    realm_domains: [],
+    realm_disallow_disposable_email_addresses: realm.disallow_disposable_email_addresses,
+    realm_domains: await realmDomains(tx, realm.id),
     realm_email_auth_enabled: realm.email_auth_enabled,
     realm_email_changes_disabled: false,
-    realm_emails_restricted_to_domains: false,
+    realm_emails_restricted_to_domains: realm.emails_restricted_to_domains,
     realm_embedded_bots: [],
     realm_empty_topic_display_name: EMPTY_TOPIC_DISPLAY_NAME,
     realm_enable_guest_user_dm_warning: true,
@@ -141,7 +147,7 @@ export async function realmState(tx: Tx, config: Config, realm: Realm) {
     realm_incoming_webhook_bots: [],
     realm_inline_image_preview: false,
     realm_inline_url_embed_preview: false,
-    realm_invite_required: true,
+    realm_invite_required: realm.invite_required,
     realm_jitsi_server_url: null,
     realm_linkifiers: await listLinkifiers(tx, realm.id),
     realm_logo_source: "D",

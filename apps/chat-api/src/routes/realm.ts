@@ -63,6 +63,13 @@ export function realmRoutes({ db, bus, config, uploads, logger }: Services) {
           default_language: str({ maxLength: 100 }).optional(),
           allow_message_editing: bool().optional(),
           enable_spectator_access: bool().optional(),
+          invite_required: bool().optional().describe("Whether joining needs an invitation"),
+          emails_restricted_to_domains: bool()
+            .optional()
+            .describe("Whether only addresses of the organization's domains may sign up"),
+          disallow_disposable_email_addresses: bool()
+            .optional()
+            .describe("Whether addresses of throwaway mail providers are refused at sign-up"),
           message_retention_days: str({ maxLength: 100 })
             .optional()
             .describe("Days, or `unlimited` (owners only)"),

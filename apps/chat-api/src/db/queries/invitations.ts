@@ -3,6 +3,7 @@ import { caselessEquals } from "./text";
 
 /** An invitation's status: pending (accepted and revoked ones keep their rows with another). */
 export const PENDING = 0;
+const ACCEPTED = 1;
 const REVOKED = 2;
 
 /** What an invitation, by e-mail or reusable link, grants. */
@@ -129,4 +130,58 @@ export async function revokeInvitation(tx: Tx, id: number): Promise<void> {
 /** Revokes reusable invitation `id`. */
 export async function revokeReusableInvitation(tx: Tx, id: number): Promise<void> {
   await tx.prisma.reusableInvitation.update({ where: { id }, data: { status: REVOKED } });
+}
+
+/** Where an invitation's grants are (its channels and groups). */
+const withGrants = {
+  channels: { select: { channel_id: true } },
+  groups: { select: { group_id: true } },
+} as const;
+
+/** Only invitations still pending and unexpired. */
+function live(realmId: number) {
+  return {
+    realm_id: realmId,
+    status: PENDING,
+    OR: [{ expires_at: null }, { expires_at: { gt: new Date() } }],
+  };
+}
+
+/**
+ * The realm's live e-mail invitation whose key is `key`, with its channels
+ * and groups, or null; with `lock`, its row stays locked until the
+ * transaction ends (a second acceptance waits, then finds it accepted).
+ */
+export async function liveInvitationByKey(tx: Tx, realmId: number, key: string, lock = false) {
+  if (lock)
+    await tx.q
+      .selectFrom("invitations")
+      .select("id")
+      .where("confirmation_key", "=", key)
+      .forUpdate()
+      .execute();
+  return tx.prisma.invitation.findFirst({
+    where: { ...live(realmId), confirmation_key: key },
+    include: withGrants,
+  });
+}
+
+/** The realm's live reusable invitation whose key is `key` (or id is `id`), with its grants, or null. */
+export function liveReusableInvitation(
+  tx: Tx,
+  realmId: number,
+  by: { key: string } | { id: number },
+) {
+  return tx.prisma.reusableInvitation.findFirst({
+    where: { ...live(realmId), ...("key" in by ? { confirmation_key: by.key } : { id: by.id }) },
+    include: withGrants,
+  });
+}
+
+/** Marks every pending e-mail invitation of the realm to `email` (any case) accepted. */
+export async function acceptInvitations(tx: Tx, realmId: number, email: string): Promise<void> {
+  await tx.prisma.invitation.updateMany({
+    where: { realm_id: realmId, status: PENDING, email: caselessEquals(email) },
+    data: { status: ACCEPTED },
+  });
 }

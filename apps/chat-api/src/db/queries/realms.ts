@@ -115,3 +115,34 @@ export function realmBySubdomain(tx: Tx, subdomain: string) {
 export function allRealms(tx: Tx) {
   return tx.prisma.realm.findMany({ orderBy: { id: "asc" } });
 }
+
+/** The realm's sign-up domains (`realm_domains`), by name. */
+export function realmDomains(tx: Tx, realmId: number) {
+  return tx.prisma.realmDomain.findMany({
+    where: { realm_id: realmId },
+    select: { domain: true, allow_subdomains: true },
+    orderBy: { domain: "asc" },
+  });
+}
+
+/** Adds (or changes) one of the realm's sign-up domains. */
+export async function upsertRealmDomain(
+  tx: Tx,
+  realmId: number,
+  domain: string,
+  allowSubdomains: boolean,
+): Promise<void> {
+  await tx.prisma.realmDomain.upsert({
+    where: { realm_id_domain: { realm_id: realmId, domain } },
+    create: { realm_id: realmId, domain, allow_subdomains: allowSubdomains },
+    update: { allow_subdomains: allowSubdomains },
+  });
+}
+
+/** Removes one of the realm's sign-up domains; whether it was there. */
+export async function deleteRealmDomain(tx: Tx, realmId: number, domain: string): Promise<boolean> {
+  const { count } = await tx.prisma.realmDomain.deleteMany({
+    where: { realm_id: realmId, domain },
+  });
+  return count > 0;
+}

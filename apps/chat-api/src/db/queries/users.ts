@@ -42,7 +42,7 @@ export function accountById(tx: Tx, userId: number) {
 export function accountByDeliveryEmail(tx: Tx, realmId: number, email: string) {
   return tx.q
     .selectFrom("users")
-    .select(["id", "email", "api_key", "is_active", "password"])
+    .select(["id", "email", "delivery_email", "api_key", "is_active", "is_bot", "password"])
     .where("realm_id", "=", realmId)
     .where((eb) => sameText(eb, "delivery_email", email))
     .executeTakeFirst();

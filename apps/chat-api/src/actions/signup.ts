@@ -1,0 +1,456 @@
+/**
+ * How people get an account and back into it without an operator: accepting
+ * an e-mail invitation, confirming an address (through a reusable invitation
+ * link, or the realm's open sign-up), and setting a password through an
+ * e-mailed link (a reset, or the owner of a new organization). The server's
+ * pages (`src/pages/`) call these; each write is one transaction.
+ *
+ * Links are single use and expire. Their keys are 24 random characters
+ * (about 124 bits); a confirmation's is stored only as its SHA-256. A request
+ * for a link gets the same answer whether or not the address has an account:
+ * what differs is the e-mail, which only the address's owner reads.
+ */
+import { createHash } from "node:crypto";
+import { JsonableError } from "@repo/envelope";
+import type { Tx } from "../db/kysely";
+import type { Database } from "../db/database";
+import type { Channel, Realm } from "../gen/prisma/client";
+import { Role } from "../lib/roles";
+import { codePoints } from "../lib/text";
+import { hashPassword } from "../lib/passwords";
+import { FORM_PASSWORD_MAX_LENGTH, isStrongPassword } from "../lib/password-strength";
+import { inSignupDomains, isDisposableDomain } from "../lib/email-domains";
+import { realmDomains } from "../db/queries/realms";
+import {
+  ConfirmationKind,
+  confirmationsSince,
+  insertConfirmation,
+  liveConfirmation,
+  useConfirmations,
+} from "../db/queries/account-confirmations";
+import {
+  acceptInvitations,
+  liveInvitationByKey,
+  liveReusableInvitation,
+} from "../db/queries/invitations";
+import { queueEmail } from "../db/queries/outbox";
+import { defaultChannels, liveChannels } from "../db/queries/channels";
+import { activateSubscriptions } from "../db/queries/subscriptions";
+import { insertGroupMembers } from "../db/queries/user-groups";
+import {
+  accountByDeliveryEmail,
+  activeUserIds,
+  addressTaken,
+  setPasswordHash,
+} from "../db/queries/users";
+import { sendEvent } from "../realtime/queue";
+import { checkFullName, createAccount } from "./accounts";
+import { confirmationKey, sendInvitesChanged } from "./invitations";
+import { announceSubscriptions } from "./subscription-events";
+
+/** How long a sign-up confirmation or password link works (Zulip: a day). */
+export const LINK_LIFETIME_MS = 24 * 3_600_000;
+/** How long the link to a new organization's owner works. */
+export const OWNER_LINK_LIFETIME_MS = 7 * 24 * 3_600_000;
+/** Links one address may be sent per hour, of each kind. */
+export const LINKS_PER_ADDRESS_PER_HOUR = 3;
+
+/** The form's answer to a password that breaks Zulip's rule. */
+export const PASSWORD_TOO_WEAK = "The password is too weak.";
+
+/** The SHA-256 (hex) a confirmation's key is stored as. */
+export function keyHash(key: string): string {
+  return createHash("sha256").update(key).digest("hex");
+}
+
+/** What a `/join/<key>/` link is: an e-mail invitation, a reusable one, or nothing live. */
+export type JoinLink =
+  { kind: "invitation"; email: string } | { kind: "reusable"; id: number } | { kind: "invalid" };
+
+/** What `/join/<key>/` leads to in `realm`. */
+export async function joinLink(db: Database, realm: Realm, key: string): Promise<JoinLink> {
+  if (!isKey(key)) return { kind: "invalid" };
+  const invitation = await liveInvitationByKey(db, realm.id, key);
+  if (invitation !== null) return { kind: "invitation", email: invitation.email };
+  const reusable = await liveReusableInvitation(db, realm.id, { key });
+  return reusable === null ? { kind: "invalid" } : { kind: "reusable", id: reusable.id };
+}
+
+/** The address a live sign-up confirmation link was sent to, or null. */
+export async function signupLinkAddress(
+  db: Database,
+  realm: Realm,
+  key: string,
+): Promise<string | null> {
+  if (!isKey(key)) return null;
+  const row = await liveConfirmation(db, realm.id, ConfirmationKind.SIGNUP, keyHash(key), false);
+  return row?.email ?? null;
+}
+
+/** Whether a live password link has key `key`. */
+export async function isLivePasswordLink(db: Database, realm: Realm, key: string) {
+  if (!isKey(key)) return false;
+  return (
+    (await liveConfirmation(db, realm.id, ConfirmationKind.PASSWORD, keyHash(key), false)) !== null
+  );
+}
+
+/** A key's shape: anything else is no key, answered without a lookup. */
+function isKey(key: string): boolean {
+  return /^[a-z0-9]{24}$/.test(key);
+}
+
+/** The full name and password a registration form sends. */
+export interface Registration {
+  fullName: string;
+  password: string;
+}
+
+/** The account a registration made. */
+export interface Registered {
+  userId: number;
+  email: string;
+}
+
+/**
+ * Checks a new password against the form's length and Zulip's strength rule,
+ * and hashes it (before any transaction: a hash takes a thread for 50 ms).
+ */
+async function checkedPasswordHash(password: string, userInputs: string[]): Promise<string> {
+  if (codePoints(password) > FORM_PASSWORD_MAX_LENGTH)
+    throw new JsonableError(
+      `Ensure this value has at most ${String(FORM_PASSWORD_MAX_LENGTH)} characters.`,
+    );
+  if (!(await isStrongPassword(password, userInputs))) throw new JsonableError(PASSWORD_TOO_WEAK);
+  return hashPassword(password);
+}
+
+/** What an account made by a link is given: its role, channels and groups. */
+interface Grants {
+  role: number;
+  /** The channels to subscribe it to; undefined = the realm's default channels. */
+  channelIds: readonly number[] | undefined;
+  groupIds: readonly number[];
+}
+
+/**
+ * Makes the account of `email` with its password and grants, inside `tx`:
+ * the `realm_user` `add`, its subscriptions and group memberships announced,
+ * pending invitations to the address marked accepted.
+ */
+async function makeAccount(
+  tx: Tx,
+  realm: Realm,
+  email: string,
+  fullName: string,
+  hash: string,
+  grants: Grants,
+): Promise<number> {
+  if (await addressTaken(tx, realm.id, email))
+    throw new JsonableError("An account with this email address already exists. Log in instead.");
+  const { id } = await createAccount(tx, { realmId: realm.id, email, fullName, role: grants.role });
+  await setPasswordHash(tx, id, hash);
+  const wanted = grants.channelIds === undefined ? undefined : new Set(grants.channelIds);
+  const channels: Channel[] =
+    wanted === undefined
+      ? await defaultChannels(tx, realm.id)
+      : (await liveChannels(tx, realm.id)).filter((channel) => wanted.has(channel.id));
+  for (const channel of channels) await activateSubscriptions(tx, channel.id, [id]);
+  await announceSubscriptions(
+    tx,
+    channels.map((channel) => ({ channel, userIds: [id] })),
+  );
+  if (grants.groupIds.length > 0) {
+    const audience = await activeUserIds(tx, realm.id);
+    for (const groupId of new Set(grants.groupIds)) {
+      await insertGroupMembers(tx, groupId, [id]);
+      await sendEvent(tx, audience, {
+        type: "user_group",
+        op: "add_members",
+        group_id: groupId,
+        user_ids: [id],
+      });
+    }
+  }
+  await acceptInvitations(tx, realm.id, email);
+  return id;
+}
+
+/**
+ * `/join/<key>/` for an e-mail invitation: the invited address gets its
+ * account, with the invitation's role, channels and groups; the invitation
+ * is used up. `invites_changed` to those who see it.
+ */
+export async function acceptInvitation(
+  db: Database,
+  realm: Realm,
+  key: string,
+  form: Registration,
+): Promise<Registered> {
+  const fullName = checkFullName(form.fullName);
+  const preview = isKey(key) ? await liveInvitationByKey(db, realm.id, key) : null;
+  if (preview === null) throw new JsonableError(LINK_EXPIRED);
+  const hash = await checkedPasswordHash(form.password, [fullName, preview.email, realm.name]);
+  return db.transaction(async (tx) => {
+    const invitation = await liveInvitationByKey(tx, realm.id, key, true);
+    if (invitation === null) throw new JsonableError(LINK_EXPIRED);
+    const userId = await makeAccount(tx, realm, invitation.email, fullName, hash, {
+      role: invitation.invited_as,
+      channelIds: invitation.channels.map((c) => c.channel_id),
+      groupIds: invitation.groups.map((g) => g.group_id),
+    });
+    await sendInvitesChanged(tx, realm.id, invitation.referred_by_id);
+    return { userId, email: invitation.email };
+  });
+}
+
+/** The page's answer to a link that is used, expired, revoked or made up (Zulip's words). */
+export const LINK_EXPIRED = "Whoops. The confirmation link has expired or been deactivated.";
+
+/**
+ * Whether `email` may sign up in `realm` by itself (not through an e-mail
+ * invitation), with Zulip's answers: the realm's open sign-up (unless through
+ * a reusable invitation link), its domains, throwaway providers.
+ */
+async function checkSignupAddress(
+  db: Database,
+  realm: Realm,
+  email: string,
+  throughLink: boolean,
+): Promise<void> {
+  if (!throughLink && realm.invite_required)
+    throw new JsonableError(
+      `Please request an invite for ${email} from the organization administrator.`,
+    );
+  const domain = email.slice(email.lastIndexOf("@") + 1).toLowerCase();
+  if (
+    realm.emails_restricted_to_domains &&
+    !inSignupDomains(domain, await realmDomains(db, realm.id))
+  )
+    throw new JsonableError(
+      `Your email address, ${email}, is not in one of the domains that are allowed to register for accounts in this organization.`,
+    );
+  if (realm.disallow_disposable_email_addresses && isDisposableDomain(domain))
+    throw new JsonableError("Please use your real email address.");
+}
+
+/**
+ * Sends `email` a link to confirm its address and go on to sign up in
+ * `realm` (through reusable invitation `invitationId`, or the realm's open
+ * sign-up). An address that has an account is sent a reminder to log in
+ * instead; either way the caller answers the same. Refused past
+ * {@link LINKS_PER_ADDRESS_PER_HOUR} links to the address in an hour.
+ */
+export async function requestSignup(
+  db: Database,
+  realm: Realm,
+  email: string,
+  invitationId: number | undefined,
+  realmUrl: string,
+): Promise<void> {
+  await checkSignupAddress(db, realm, email, invitationId !== undefined);
+  await db.transaction(async (tx) => {
+    if (invitationId !== undefined) {
+      const live = await liveReusableInvitation(tx, realm.id, { id: invitationId });
+      if (live === null) throw new JsonableError(LINK_EXPIRED);
+    }
+    await checkLinkCap(tx, realm, ConfirmationKind.SIGNUP, email);
+    const account = await accountByDeliveryEmail(tx, realm.id, email);
+    if (account !== undefined) {
+      await queueEmail(tx, {
+        realm_id: realm.id,
+        to_address: email,
+        subject: `Log in to ${realm.name}`,
+        body_text: `Someone (possibly you) asked to sign up to ${realm.name} with this address, which already has an account there.\n\nLog in at ${realmUrl}, from a browser or any of Zulip's apps. If you forgot your password, you can reset it: ${realmUrl}/accounts/password/reset/\n`,
+      });
+      // The same row as a real link (never usable): the per-hour cap counts both.
+      await storeLink(tx, realm, ConfirmationKind.SIGNUP, email, {}, LINK_LIFETIME_MS);
+      return;
+    }
+    const key = await storeLink(
+      tx,
+      realm,
+      ConfirmationKind.SIGNUP,
+      email,
+      {
+        ...(invitationId === undefined ? {} : { reusable_invitation_id: invitationId }),
+      },
+      LINK_LIFETIME_MS,
+    );
+    await queueEmail(tx, {
+      realm_id: realm.id,
+      to_address: email,
+      subject: "Activate your Zulip account",
+      body_text: `You asked to join ${realm.name} (${realmUrl}) with this address.\n\nConfirm it and choose your name and password: ${realmUrl}/accounts/do_confirm/${key}/\n\nThe link works once, for a day. If you did not ask, ignore this e-mail.\n`,
+    });
+  });
+}
+
+/** Refuses a link to an address that was sent {@link LINKS_PER_ADDRESS_PER_HOUR} this hour. */
+async function checkLinkCap(
+  tx: Tx,
+  realm: Realm,
+  kind: ConfirmationKind,
+  email: string,
+): Promise<void> {
+  const recent = await confirmationsSince(
+    tx,
+    realm.id,
+    kind,
+    email,
+    new Date(Date.now() - 3_600_000),
+  );
+  if (recent >= LINKS_PER_ADDRESS_PER_HOUR)
+    throw new JsonableError(
+      "You have requested too many e-mails for this address. Try again in an hour.",
+    );
+}
+
+/** Stores a link of `kind` for `email` and answers its key (only its hash is stored). */
+async function storeLink(
+  tx: Tx,
+  realm: Realm,
+  kind: ConfirmationKind,
+  email: string,
+  about: { user_id?: number; reusable_invitation_id?: number },
+  lifetimeMs: number,
+): Promise<string> {
+  const key = confirmationKey();
+  await insertConfirmation(tx, {
+    realm_id: realm.id,
+    kind,
+    email,
+    ...about,
+    key_hash: keyHash(key),
+    expires_at: new Date(Date.now() + lifetimeMs),
+  });
+  return key;
+}
+
+/**
+ * `/accounts/do_confirm/<key>/`: the confirmed address gets its account, as
+ * a member subscribed to the realm's default channels, or with what the
+ * reusable invitation it came through grants. The link is used up.
+ */
+export async function registerConfirmed(
+  db: Database,
+  realm: Realm,
+  key: string,
+  form: Registration,
+): Promise<Registered> {
+  const fullName = checkFullName(form.fullName);
+  const email = await signupLinkAddress(db, realm, key);
+  if (email === null) throw new JsonableError(LINK_EXPIRED);
+  const hash = await checkedPasswordHash(form.password, [fullName, email, realm.name]);
+  return db.transaction(async (tx) => {
+    const link = await liveConfirmation(tx, realm.id, ConfirmationKind.SIGNUP, keyHash(key), true);
+    if (link === null) throw new JsonableError(LINK_EXPIRED);
+    let grants: Grants = { role: Role.MEMBER, channelIds: undefined, groupIds: [] };
+    if (link.reusable_invitation_id !== null) {
+      const invitation = await liveReusableInvitation(tx, realm.id, {
+        id: link.reusable_invitation_id,
+      });
+      if (invitation === null) throw new JsonableError(LINK_EXPIRED);
+      grants = {
+        role: invitation.invited_as,
+        channelIds: invitation.channels.map((c) => c.channel_id),
+        groupIds: invitation.groups.map((g) => g.group_id),
+      };
+    }
+    const userId = await makeAccount(tx, realm, link.email, fullName, hash, grants);
+    await useConfirmations(tx, link);
+    return { userId, email: link.email };
+  });
+}
+
+/**
+ * `/accounts/password/reset/`: sends `email` a link to set a new password
+ * when it is an active account's address in `realm`, or else a note that it
+ * has none there; the caller answers the same either way.
+ */
+export async function requestPasswordReset(
+  db: Database,
+  realm: Realm,
+  email: string,
+  realmUrl: string,
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    await checkLinkCap(tx, realm, ConfirmationKind.PASSWORD, email);
+    const account = await accountByDeliveryEmail(tx, realm.id, email);
+    if (account === undefined || !account.is_active || account.is_bot || realm.deactivated) {
+      await storeLink(tx, realm, ConfirmationKind.PASSWORD, email, {}, 0);
+      await queueEmail(tx, {
+        realm_id: realm.id,
+        to_address: email,
+        subject: `Password reset request for ${realm.name}`,
+        body_text: `Someone (possibly you) asked to reset the password of an account with this address in ${realm.name} (${realmUrl}). This address has no active account there, so no password was changed.\n\nIf you did not ask, ignore this e-mail.\n`,
+      });
+      return;
+    }
+    await queuePasswordLink(tx, realm, account, realmUrl, LINK_LIFETIME_MS, false);
+  });
+}
+
+/** Stores a password link for `user` and queues its e-mail (a reset, or a new owner's first password). */
+export async function queuePasswordLink(
+  tx: Tx,
+  realm: Realm,
+  user: { id: number; delivery_email: string },
+  realmUrl: string,
+  lifetimeMs: number,
+  newOwner: boolean,
+): Promise<string> {
+  const key = await storeLink(
+    tx,
+    realm,
+    ConfirmationKind.PASSWORD,
+    user.delivery_email,
+    { user_id: user.id },
+    lifetimeMs,
+  );
+  const link = `${realmUrl}/accounts/password/reset/${key}/`;
+  await queueEmail(
+    tx,
+    newOwner
+      ? {
+          realm_id: realm.id,
+          to_address: user.delivery_email,
+          subject: `Your new organization ${realm.name}`,
+          body_text: `The organization ${realm.name} (${realmUrl}) has been created, with you as its owner.\n\nChoose your password: ${link}\n\nThe link works once, for a week. Then log in at ${realmUrl} from a browser or any of Zulip's apps.\n`,
+        }
+      : {
+          realm_id: realm.id,
+          to_address: user.delivery_email,
+          subject: `Password reset request for ${realm.name}`,
+          body_text: `Someone (possibly you) asked to reset the password of your account in ${realm.name} (${realmUrl}).\n\nChoose a new password: ${link}\n\nThe link works once, for a day. If you did not ask, ignore this e-mail: your password stays as it is.\n`,
+        },
+  );
+  return link;
+}
+
+/**
+ * `/accounts/password/reset/<key>/`: sets the password of the link's account;
+ * the link, and every other password link of the address, is used up.
+ */
+export async function resetPassword(
+  db: Database,
+  realm: Realm,
+  key: string,
+  password: string,
+): Promise<{ email: string }> {
+  if (!(await isLivePasswordLink(db, realm, key))) throw new JsonableError(LINK_EXPIRED);
+  const hash = await checkedPasswordHash(password, [realm.name]);
+  return db.transaction(async (tx) => {
+    const link = await liveConfirmation(
+      tx,
+      realm.id,
+      ConfirmationKind.PASSWORD,
+      keyHash(key),
+      true,
+    );
+    if (link?.user_id == null) throw new JsonableError(LINK_EXPIRED);
+    await setPasswordHash(tx, link.user_id, hash);
+    await useConfirmations(tx, link);
+    return { email: link.email };
+  });
+}
