@@ -6,6 +6,8 @@ import { createApp } from "./app";
 import { deliverDueReminders } from "./actions/reminders";
 import { deliverDueScheduledMessages } from "./actions/scheduled-messages";
 import { deliverOutbox } from "./actions/outbox";
+import { queueMissedMessageEmails } from "./actions/missed-messages";
+import { realmUrl } from "./lib/realm-url";
 import { deleteExpiredMessages } from "./actions/retention";
 import { collectIdleQueues } from "./realtime/queue";
 import { closeRenderPool } from "./lib/render-pool";
@@ -138,6 +140,26 @@ export async function startServer(
       });
   }, services.config.CHAT_EMAIL_POLL_SECONDS * 1000);
   postman.unref();
+  let scanning = false;
+  const watcher = setInterval(() => {
+    if (scanning) return;
+    scanning = true;
+    queueMissedMessageEmails(
+      services.db,
+      (realm) => realmUrl(config, realm),
+      config.CHAT_MISSED_EMAIL_DELAY_SECONDS * 1000,
+    )
+      .then((count) => {
+        if (count > 0) services.logger.info({ count }, "queued missed-message e-mails");
+      })
+      .catch((error: unknown) => {
+        services.logger.warn({ err: error }, "could not look for missed messages");
+      })
+      .finally(() => {
+        scanning = false;
+      });
+  }, config.CHAT_MISSED_EMAIL_POLL_SECONDS * 1000);
+  watcher.unref();
   server.listen(options.port, options.host);
   metricsServer.listen(options.metricsPort, options.host);
   await Promise.all([once(server, "listening"), once(metricsServer, "listening")]);
@@ -148,6 +170,7 @@ export async function startServer(
       clearInterval(collector);
       clearInterval(scheduler);
       clearInterval(postman);
+      clearInterval(watcher);
       mailer?.close();
       const closed = new Promise((resolve) => server.close(resolve));
       // A kept-alive connection answers what it already carries, then closes

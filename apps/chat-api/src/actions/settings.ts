@@ -73,7 +73,7 @@ function checkSetting(name: string, value: SettingValue): SettingValue {
  */
 export async function doUpdateSettings(
   { db, bus }: DatabaseAndBus,
-  user: AuthedUser,
+  user: Pick<AuthedUser, "id" | "realm_id">,
   changes: Record<string, SettingValue>,
   fullName: string | undefined,
 ): Promise<void> {

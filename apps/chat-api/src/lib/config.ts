@@ -129,6 +129,13 @@ const schema = z.object({
   CHAT_EMAIL_POLL_SECONDS: z.coerce.number().positive().default(2),
   /** The first retry's delay after a failed send; each next one doubles it (at most an hour). */
   CHAT_EMAIL_RETRY_SECONDS: z.coerce.number().positive().default(30),
+  /**
+   * How long a direct message or mention may stay unread, while none of its
+   * recipient's clients polls, before it is e-mailed (Zulip's batching period: 2 minutes).
+   */
+  CHAT_MISSED_EMAIL_DELAY_SECONDS: z.coerce.number().nonnegative().default(120),
+  /** How often a replica looks for messages to e-mail as missed. */
+  CHAT_MISSED_EMAIL_POLL_SECONDS: z.coerce.number().positive().default(10),
   /** Largest request body (form or multipart), in bytes; larger is 413. */
   CHAT_MAX_BODY_BYTES: z.coerce
     .number()

@@ -27,6 +27,7 @@ import {
   signupLinkAddress,
 } from "../actions/signup";
 import type { Realm } from "../gen/prisma/client";
+import { unsubscribeFromMissedMessages, unsubscribeTokenUser } from "../actions/missed-messages";
 import {
   checkCsrf,
   csrfToken,
@@ -78,6 +79,7 @@ const ROUTES = {
   confirm: "/accounts/do_confirm/{key}/",
   reset: "/accounts/password/reset/",
   resetKey: "/accounts/password/reset/{key}/",
+  unsubscribe: "/accounts/unsubscribe/missed_messages/{token}/",
 } as const;
 
 /** The words of a page asking for an address; `closed` instead of the form when it is. */
@@ -327,6 +329,50 @@ export function accountPages(services: Services): Router {
       }
     }),
   );
+  // The missed-message e-mails' link to stop them: a button, so that a mail
+  // scanner following links does not unsubscribe anyone.
+  const unsubscribePage = async (req: Request, res: Response, realm: Realm, post: boolean) => {
+    const userId = await unsubscribeTokenUser(services.db, realm.id, String(req.params.token));
+    if (userId === undefined) {
+      sendPage(res, 404, "Link not valid", paragraph("This unsubscribe link is not valid."));
+      return;
+    }
+    if (post) {
+      await unsubscribeFromMissedMessages(services, userId);
+      sendPage(
+        res,
+        200,
+        "Unsubscribed",
+        paragraph(
+          "You will no longer get e-mails about messages you missed. You can turn them on again in your notification settings.",
+        ),
+      );
+      return;
+    }
+    sendPage(
+      res,
+      200,
+      "Stop e-mails about missed messages",
+      form({
+        csrfToken: csrfToken(services, req, res),
+        intro: paragraph(
+          "You get an e-mail when a direct message or a mention waits unread while you are away.",
+        ),
+        fields: [],
+        submit: "Stop these e-mails",
+      }),
+    );
+  };
+  router.get(
+    "/accounts/unsubscribe/missed_messages/:token/",
+    on(ROUTES.unsubscribe, (req, res, realm) => unsubscribePage(req, res, realm, false)),
+  );
+  router.post(
+    "/accounts/unsubscribe/missed_messages/:token/",
+    readForm,
+    posted(ROUTES.unsubscribe, (req, res, realm) => unsubscribePage(req, res, realm, true)),
+  );
+
   // A body the form reader refuses (too large, too many fields): a page, not JSON.
   const unreadable: ErrorRequestHandler = (error: unknown, _req, res, next) => {
     const status =

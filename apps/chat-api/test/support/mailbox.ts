@@ -70,7 +70,7 @@ export async function startMailbox(): Promise<Mailbox> {
 export function linkIn(mail: ParsedMail | undefined, path: string): string {
   if (mail === undefined) throw new Error(`no message with a ${path} link`);
   const escaped = path.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
-  const found = new RegExp(`https?://[^\\s]*${escaped}[a-z0-9]+/`).exec(mail.text ?? "");
+  const found = new RegExp(`https?://[^\\s]*${escaped}[A-Za-z0-9_-]+/`).exec(mail.text ?? "");
   if (found === null) throw new Error(`no ${path} link in: ${mail.text ?? ""}`);
   return found[0];
 }

@@ -20,6 +20,18 @@ export async function queueEmail(tx: Tx, row: OutboxEmailRow): Promise<void> {
   });
 }
 
+/** Puts e-mails in the outbox in one statement (each checked as {@link queueEmail} checks one). */
+export async function queueEmails(tx: Tx, rows: readonly OutboxEmailRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  for (const row of rows) {
+    checkHeaderValue("recipient", row.to_address);
+    checkHeaderValue("subject", row.subject);
+  }
+  await tx.prisma.outboxEmail.createMany({
+    data: rows.map((row) => ({ ...row, body_html: row.body_html ?? htmlOfText(row.body_text) })),
+  });
+}
+
 /** An e-mail a replica has claimed to send. */
 export interface ClaimedEmail {
   id: number;
