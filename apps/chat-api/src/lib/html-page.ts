@@ -52,7 +52,7 @@ function piece(part: string | Html | Html[]): string {
 
 /** A whole page: its title (also its heading) and its content. */
 export function page(title: string, content: Html): string {
-  const head = markup`<meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer"><title>${title}</title><style>${{ html: STYLE }}</style>`;
+  const head = markup`<meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="same-origin"><title>${title}</title><style>${{ html: STYLE }}</style>`;
   return `<!DOCTYPE html><html lang="en"><head>${head.html}</head><body><main>${markup`<h1>${title}</h1>${content}`.html}</main></body></html>`;
 }
 

@@ -35,6 +35,9 @@ export function field(req: Request, name: string): string {
 export function sendPage(res: Response, status: number, title: string, content: Html) {
   res.setHeader("Content-Security-Policy", PAGE_CSP);
   res.setHeader("Cache-Control", "no-store");
+  // A link's key never leaves the site in a Referer; the page's own form
+  // posts keep their Origin (with no-referrer, Chromium sends `Origin: null`).
+  res.setHeader("Referrer-Policy", "same-origin");
   res.status(status).type("html").send(page(title, content));
 }
 
