@@ -183,6 +183,44 @@ describe("/join/<key>/: an e-mail invitation", () => {
   });
 });
 
+describe("hostile posts", () => {
+  it("makes one account when an invitation is accepted twice at once", async () => {
+    await server.call("POST", "/api/v1/invites", {
+      ...cast.as("iago"),
+      form: { invitee_emails: "twice@example.com", stream_ids: JSON.stringify([]) },
+    });
+    const [mail] = await mailbox.mailFor("twice@example.com");
+    const link = linkIn(mail, "/join/");
+    const first = browser();
+    const second = browser();
+    await Promise.all([first.get(link), second.get(link)]);
+    const answers = await Promise.all([
+      first.fill(link, { full_name: "First", password: STRONG }),
+      second.fill(link, { full_name: "Second", password: STRONG }),
+    ]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 404]);
+    expect(
+      await server.db.prisma.user.count({ where: { delivery_email: "twice@example.com" } }),
+    ).toBe(1);
+  });
+
+  it("answers a form body with too many fields, or too large, with a page", async () => {
+    const person = browser();
+    await person.get("/accounts/password/reset/");
+    const fields = Object.fromEntries(Array.from({ length: 25 }, (_, i) => [`f${String(i)}`, "x"]));
+    const many = await person.fill("/accounts/password/reset/", fields);
+    expect([many.status, many.headers["content-type"]]).toEqual([
+      413,
+      expect.stringMatching(/^text\/html/),
+    ]);
+    const large = await person.fill("/accounts/password/reset/", { email: "x".repeat(20_000) });
+    expect([large.status, large.headers["content-type"]]).toEqual([
+      413,
+      expect.stringMatching(/^text\/html/),
+    ]);
+  });
+});
+
 describe("/accounts/password/reset/", () => {
   it("e-mails a single-use link; an unknown address gets the same page and a note", async () => {
     const hamlet = cast.person("hamlet").email;
