@@ -155,6 +155,15 @@ describe("/join/<key>/: an e-mail invitation", () => {
     expect(made.full_name).toBe("Player King");
     expect(made.subscriptions.map((s) => s.channel_id)).toEqual([channels.Verona]);
     expect(made.group_memberships.map((g) => g.group_id)).toContain(groupId);
+    // Iago, who invited them, is told by the notification bot (Zulip's words).
+    const told = await server.db.prisma.message.findFirst({
+      where: { content: { contains: "accepted your invitation to join Zulip!" } },
+      orderBy: { id: "desc" },
+    });
+    expect(told?.content).toBe(
+      `@_**Player King|${String(made.id)}** accepted your invitation to join Zulip!`,
+    );
+    expect(told?.dm_key?.split(",").map(Number)).toContain(cast.id("iago"));
 
     // The link is used up: the page says so, and a second post (with a valid token) makes nothing.
     expect((await person.get(link)).status).toBe(404);

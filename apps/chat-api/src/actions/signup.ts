@@ -39,12 +39,15 @@ import { activateSubscriptions } from "../db/queries/subscriptions";
 import { insertGroupMembers } from "../db/queries/user-groups";
 import {
   accountByDeliveryEmail,
+  accountById,
   activeUserIds,
   addressTaken,
   setPasswordHash,
 } from "../db/queries/users";
 import { sendEvent } from "../realtime/queue";
 import { checkFullName, createAccount } from "./accounts";
+import { sendBotMessage } from "./message-send";
+import { notificationBot } from "../db/queries/bots";
 import { confirmationKey, sendInvitesChanged } from "./invitations";
 import { announceSubscriptions } from "./subscription-events";
 
@@ -199,9 +202,32 @@ export async function acceptInvitation(
       channelIds: invitation.channels.map((c) => c.channel_id),
       groupIds: invitation.groups.map((g) => g.group_id),
     });
+    if (invitation.notify_referrer_on_join)
+      await tellReferrer(tx, realm, invitation.referred_by_id, { id: userId, fullName });
     await sendInvitesChanged(tx, realm.id, invitation.referred_by_id);
     return { userId, email: invitation.email };
   });
+}
+
+/**
+ * Zulip's direct message from the notification bot to whoever invited a new
+ * person (when still active, and the invitation asked for it).
+ */
+async function tellReferrer(
+  tx: Tx,
+  realm: Realm,
+  referrerId: number,
+  joined: { id: number; fullName: string },
+): Promise<void> {
+  const bot = await notificationBot(tx, realm.id);
+  const referrer = await accountById(tx, referrerId);
+  if (bot === null || referrer === undefined || !referrer.is_active) return;
+  await sendBotMessage(
+    tx,
+    bot,
+    { kind: "direct", userIds: [referrerId] },
+    `@_**${joined.fullName}|${String(joined.id)}** accepted your invitation to join Zulip!`,
+  );
 }
 
 /** The page's answer to a link that is used, expired, revoked or made up (Zulip's words). */
@@ -346,6 +372,7 @@ export async function registerConfirmed(
     const link = await liveConfirmation(tx, realm.id, ConfirmationKind.SIGNUP, keyHash(key), true);
     if (link === null) throw new JsonableError(LINK_EXPIRED);
     let grants: Grants = { role: Role.MEMBER, channelIds: undefined, groupIds: [] };
+    let referrer: number | undefined;
     if (link.reusable_invitation_id !== null) {
       const invitation = await liveReusableInvitation(tx, realm.id, {
         id: link.reusable_invitation_id,
@@ -356,8 +383,10 @@ export async function registerConfirmed(
         channelIds: invitation.channels.map((c) => c.channel_id),
         groupIds: invitation.groups.map((g) => g.group_id),
       };
+      if (invitation.notify_referrer_on_join) referrer = invitation.referred_by_id;
     }
     const userId = await makeAccount(tx, realm, link.email, fullName, hash, grants);
+    if (referrer !== undefined) await tellReferrer(tx, realm, referrer, { id: userId, fullName });
     await useConfirmations(tx, link);
     return { userId, email: link.email };
   });
