@@ -85,54 +85,77 @@ export function missedMessages(
   idleSince: Date,
 ): Promise<MissedMessage[]> {
   const setting = (name: string) => sql<boolean>`coalesce((u.settings ->> ${name})::boolean, true)`;
-  return tx.q
-    .selectFrom("messages as m")
-    .innerJoin("user_messages as um", "um.message_id", "m.id")
-    .innerJoin("users as u", "u.id", "um.user_id")
-    .innerJoin("users as s", "s.id", "m.sender_id")
-    .leftJoin("channels as c", "c.id", "m.channel_id")
-    .select([
-      "um.user_id",
-      "m.realm_id",
-      "u.delivery_email",
-      "m.id as message_id",
-      "m.sender_id",
-      "s.full_name as sender_name",
-      "m.channel_id",
-      "c.name as channel_name",
-      "m.topic",
-      "m.dm_key",
-      "m.content",
-      "m.date_sent",
-    ])
-    .select(setting("message_content_in_email_notifications").as("with_content"))
-    .where("m.id", ">", after)
-    .where("m.id", "<=", upTo)
-    .where("m.date_sent", ">=", sentSince)
-    .whereRef("um.user_id", "<>", "m.sender_id")
-    .where(sql<boolean>`um.flags & ${sql.lit(Number(MESSAGE_FLAGS.read))} = 0`)
-    .where((eb) =>
-      eb.or([
-        eb("m.channel_id", "is", null),
-        sql<boolean>`um.flags & ${sql.lit(Number(MESSAGE_FLAGS.mentioned))} <> 0`,
-        sql<boolean>`um.flags & ${sql.lit(Number(MENTION_FLAGS))} <> 0 AND ${setting("wildcard_mentions_notify")}`,
-      ]),
-    )
-    .where("u.is_active", "=", true)
-    .where("u.is_bot", "=", false)
-    .where(setting("enable_offline_email_notifications"))
-    .where((eb) =>
-      eb.not(
-        eb.exists(
-          eb
-            .selectFrom("event_queues as q")
-            .select("q.id")
-            .whereRef("q.user_id", "=", "um.user_id")
-            .where("q.last_poll_time", ">=", idleSince),
+  const mentionBits = sql.lit(Number(MENTION_FLAGS));
+  return (
+    tx.q
+      // The candidates, without reading a channel message's every recipient: a
+      // direct message's rows, and mentions through their partial index
+      // (`user_messages_mentions_idx`, whose predicate this repeats).
+      .with("candidates", (db) =>
+        db
+          .selectFrom("messages as dm")
+          .innerJoin("user_messages as dum", "dum.message_id", "dm.id")
+          .select(["dum.user_id", "dum.message_id", "dum.flags"])
+          .where("dm.id", ">", after)
+          .where("dm.id", "<=", upTo)
+          .where("dm.channel_id", "is", null)
+          .unionAll(
+            db
+              .selectFrom("user_messages as mum")
+              .innerJoin("messages as cm", "cm.id", "mum.message_id")
+              .select(["mum.user_id", "mum.message_id", "mum.flags"])
+              .where("mum.message_id", ">", after)
+              .where("mum.message_id", "<=", upTo)
+              .where(sql<boolean>`(mum.flags & ${mentionBits}) <> 0`)
+              .where("cm.channel_id", "is not", null),
+          ),
+      )
+      .selectFrom("candidates as um")
+      .innerJoin("messages as m", "m.id", "um.message_id")
+      .innerJoin("users as u", "u.id", "um.user_id")
+      .innerJoin("users as s", "s.id", "m.sender_id")
+      .leftJoin("channels as c", "c.id", "m.channel_id")
+      .select([
+        "um.user_id",
+        "m.realm_id",
+        "u.delivery_email",
+        "m.id as message_id",
+        "m.sender_id",
+        "s.full_name as sender_name",
+        "m.channel_id",
+        "c.name as channel_name",
+        "m.topic",
+        "m.dm_key",
+        "m.content",
+        "m.date_sent",
+      ])
+      .select(setting("message_content_in_email_notifications").as("with_content"))
+      .where("m.date_sent", ">=", sentSince)
+      .whereRef("um.user_id", "<>", "m.sender_id")
+      .where(sql<boolean>`(um.flags & ${sql.lit(Number(MESSAGE_FLAGS.read))}) = 0`)
+      .where((eb) =>
+        eb.or([
+          eb("m.channel_id", "is", null),
+          sql<boolean>`(um.flags & ${sql.lit(Number(MESSAGE_FLAGS.mentioned))}) <> 0`,
+          setting("wildcard_mentions_notify"),
+        ]),
+      )
+      .where("u.is_active", "=", true)
+      .where("u.is_bot", "=", false)
+      .where(setting("enable_offline_email_notifications"))
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom("event_queues as q")
+              .select("q.id")
+              .whereRef("q.user_id", "=", "um.user_id")
+              .where("q.last_poll_time", ">=", idleSince),
+          ),
         ),
-      ),
-    )
-    .orderBy("um.user_id")
-    .orderBy("m.id")
-    .execute();
+      )
+      .orderBy("um.user_id")
+      .orderBy("m.id")
+      .execute()
+  );
 }
