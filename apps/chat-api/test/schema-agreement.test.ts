@@ -82,6 +82,8 @@ const SQL_ONLY_INDEXES: Record<string, string> = {
     "CREATE UNIQUE INDEX custom_emoji_realm_id_name_live_key ON custom_emoji USING btree (realm_id, name) WHERE (NOT deactivated)",
   user_messages_unread_idx:
     "CREATE INDEX user_messages_unread_idx ON user_messages USING btree (user_id, message_id) WHERE ((flags & (1)::bigint) = 0)",
+  user_messages_mentions_idx:
+    "CREATE INDEX user_messages_mentions_idx ON user_messages USING btree (message_id) WHERE ((flags & (24)::bigint) <> 0)",
 };
 
 /** The catalog type a field maps to, as information_schema spells it. */
@@ -91,6 +93,8 @@ function expectedType(model: string, field: DmmfField): string {
   const [native, args] = field.nativeType ?? [null, []];
   if (native === "VarChar") return `character varying(${args[0]})`;
   if (native === "Timestamptz") return `timestamp with time zone(${args[0]})`;
+  if (native === "Char") return `character(${args[0]})`;
+  if (native === "SmallInt") return "smallint";
   if (native !== null)
     throw new Error(`${model}.${field.name}: add native type ${native} to this test`);
   const plain: Record<string, string> = {
@@ -184,8 +188,8 @@ describe("schema.prisma and the migrations agree", () => {
       const type =
         r.data_type === "ARRAY" || r.data_type === "USER-DEFINED"
           ? `${r.data_type} ${r.udt_name}`
-          : r.data_type === "character varying"
-            ? `character varying(${r.character_maximum_length})`
+          : r.data_type === "character varying" || r.data_type === "character"
+            ? `${r.data_type}(${r.character_maximum_length})`
             : r.data_type.startsWith("timestamp")
               ? `${r.data_type}(${r.datetime_precision})`
               : r.data_type;
