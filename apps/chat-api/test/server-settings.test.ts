@@ -26,6 +26,7 @@ describe("GET /api/v1/server_settings", () => {
     // The validator does reject what Zulip's schema forbids.
     expect(validateSettings({ ...reply.body, zulip_feature_level: "496" })).not.toEqual([]);
     expect(validateSettings({ ...reply.body, chat_feature_level: "496" })).not.toEqual([]);
+    expect(validateSettings({ ...reply.body, password_min_length: "6" })).not.toEqual([]);
     expect(reply.body).toMatchObject({
       result: "success",
       msg: "",
@@ -38,6 +39,8 @@ describe("GET /api/v1/server_settings", () => {
       zulip_merge_base: "0.1.0",
       push_notifications_enabled: false,
       is_incompatible: false,
+      password_min_length: 6,
+      password_min_guesses: 10000,
       email_auth_enabled: true,
       require_email_format_usernames: true,
       realm_url: "http://chat.test",

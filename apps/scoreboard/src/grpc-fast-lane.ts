@@ -317,13 +317,15 @@ function send(
 ): void {
   if (stream.destroyed || stream.closed) return;
   stream.respond(RESPONSE_HEADERS, { waitForTrailers: true });
-  if (failure === undefined) stream.once("wantTrailers", sendOkTrailers);
+  // `on`, not `once`: a stream asks for its trailers once, and `once` wraps the
+  // listener in a closure and a state object per call.
+  if (failure === undefined) stream.on("wantTrailers", sendOkTrailers);
   else {
     lane.trailers = {
       "grpc-status": String(failure.code),
       "grpc-message": encodeURIComponent(failure.rawMessage.toWellFormed()),
     };
-    stream.once("wantTrailers", sendFailureTrailers);
+    stream.on("wantTrailers", sendFailureTrailers);
   }
   stream.end(reply);
 }

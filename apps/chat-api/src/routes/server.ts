@@ -9,6 +9,7 @@ import { str } from "../http/params";
 import { realmIconUrl, realmUrl } from "../lib/realm-url";
 import { publicEndpoint } from "../http/typed-endpoint";
 import { VERSION_FIELDS } from "../lib/version";
+import { PASSWORD_MIN_GUESSES, PASSWORD_MIN_LENGTH } from "../lib/password-strength";
 import type { Services } from "../http/context";
 
 /** GET /server_settings, POST /fetch_api_key and POST /dev_fetch_api_key: what a client calls before it has a key. */
@@ -27,6 +28,10 @@ export function serverRoutes({ config, db, rateLimiter }: Services) {
           external_authentication_methods: [],
           ...VERSION_FIELDS,
           push_notifications_enabled: config.CHAT_PUSH_BOUNCER_URL !== undefined,
+          // The sign-up pages' password rule, for a client that checks before it has a key
+          // (Zulip sends these two in POST /register only).
+          password_min_length: PASSWORD_MIN_LENGTH,
+          password_min_guesses: PASSWORD_MIN_GUESSES,
           is_incompatible: isIncompatibleClient(
             request.userAgent,
             config.CHAT_MINIMUM_CLIENT_VERSIONS,
