@@ -9,7 +9,7 @@ import { MESSAGE_FLAGS, usersByFlags } from "../lib/message-flag-bits";
 import { channelToPostTo } from "./channel-posting";
 import { checkContent, checkDirectRecipients, checkTopic } from "./message-checks";
 import { contentFlags, renderContent } from "./render-context";
-import type { RenderResult } from "../lib/markdown";
+import type { RenderResult } from "../lib/markdown/context";
 import type { Requester } from "../lib/render-pool";
 import { linkMessageFiles, linkedPathIds } from "./uploads";
 import { widgetOf } from "../lib/widgets";

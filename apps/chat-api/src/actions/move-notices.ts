@@ -3,7 +3,7 @@ import type { Tx } from "../db/kysely";
 import { receivedInTopic } from "../db/queries/user-messages";
 import type { Channel } from "../gen/prisma/client";
 import type { AuthedUser } from "../caches/auth";
-import { channelSlug, hashEncode } from "../lib/markdown";
+import { channelSlug, hashEncode } from "../lib/markdown/html";
 import { sendBotMessage } from "./message-send";
 import { RESOLVED_TOPIC_PREFIX } from "./narrow-conditions";
 

@@ -18,7 +18,7 @@ import {
   isSubscribed,
   updateSubscription,
 } from "../db/queries/subscriptions";
-import { RENDER_TIMEOUT_MESSAGE } from "../lib/markdown";
+import { RENDER_TIMEOUT_MESSAGE } from "../lib/markdown/context";
 import { type RenderedAhead, renderAhead } from "./render-context";
 
 /** What POST /users/me/subscriptions asks for, parsed. */

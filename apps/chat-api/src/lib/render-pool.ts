@@ -19,7 +19,7 @@ import {
   RENDER_TIMEOUT_MESSAGE,
   type RenderContext,
   type RenderResult,
-} from "./markdown";
+} from "./markdown/context";
 import type { RenderReply, RenderTask } from "./render-worker";
 
 /** How a pool is sized and bounded (the CHAT_RENDER_* settings). */

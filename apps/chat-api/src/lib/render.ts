@@ -1,5 +1,5 @@
 import { LRUCache } from "lru-cache";
-import { EMPTY_CONTEXT } from "./markdown";
+import { EMPTY_CONTEXT } from "./markdown/references";
 import { render } from "./render-pool";
 
 /** `text` with HTML's special characters escaped. */

@@ -1,62 +1,11 @@
 import { createReadStream } from "node:fs";
-import { mkdir, rename, stat, unlink } from "node:fs/promises";
+import { type StoredFile, type UploadStore, isMissing, removeFile } from "./file-store";
+import { mkdir, rename, stat } from "node:fs/promises";
+import { createRequire } from "node:module";
 import path from "node:path";
-import type { Readable } from "node:stream";
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  NoSuchKey,
-  PutObjectCommand,
-  S3Client,
-} from "@aws-sdk/client-s3";
 import type { Config } from "./config";
 
-/** A file received in a request body, complete, in a temporary file. */
-export interface ReceivedFile {
-  /** The temporary file; the dispatcher removes it after the operation (if the store has not taken it). */
-  tempPath: string;
-  /** The name the client gave it (may be empty). */
-  name: string;
-  /** The media type the client gave it. */
-  contentType: string;
-  size: number;
-}
-
-/** A stored file, opened for reading. */
-export interface StoredFile {
-  body: Readable;
-  size: number;
-}
-
-/**
- * Where uploaded files live: a directory by default, an S3-compatible bucket
- * when `CHAT_S3_BUCKET` is set. Files arrive as complete temporary files (in
- * {@link UploadStore.incoming}), already within the size limit, so a store
- * never sees a partial or oversized upload. Keys are attachments' `path_id`s,
- * which the server makes (never a client's text).
- */
-export interface UploadStore {
-  /** The directory uploads are received into before they are stored. */
-  readonly incoming: string;
-  /** Stores the temporary file `from` as `pathId`; `from` is gone afterwards. */
-  put(pathId: string, from: string, size: number, contentType: string): Promise<void>;
-  /** The file stored as `pathId`, or undefined when there is none. */
-  open(pathId: string): Promise<StoredFile | undefined>;
-  /** Removes `pathId` (nothing when it is already gone). */
-  remove(pathId: string): Promise<void>;
-}
-
-const isMissing = (error: unknown): boolean =>
-  (error as { code?: unknown } | null)?.code === "ENOENT";
-
-/** Removes a file, if it is there. */
-export async function removeFile(file: string): Promise<void> {
-  try {
-    await unlink(file);
-  } catch (error) {
-    if (!isMissing(error)) throw error;
-  }
-}
+export { type ReceivedFile, type StoredFile, type UploadStore, removeFile } from "./file-store";
 
 /** Files under a directory: `root/{path_id}`. */
 class DirectoryStore implements UploadStore {
@@ -94,45 +43,37 @@ class DirectoryStore implements UploadStore {
   }
 }
 
-/** Objects in an S3-compatible bucket, keyed by `path_id`. */
-class BucketStore implements UploadStore {
+/**
+ * A bucket store whose S3 client (the AWS SDK: about 20 MB of a process's
+ * memory) is loaded when the first file is stored or read, not at start.
+ */
+class LazyBucketStore implements UploadStore {
+  private store: Promise<UploadStore> | undefined;
+
   constructor(
-    private readonly client: S3Client,
-    private readonly bucket: string,
     readonly incoming: string,
+    private readonly config: Config,
   ) {}
 
+  private loaded(): Promise<UploadStore> {
+    // Loaded on first use (a synchronous require inside a promise: this package is CommonJS).
+    this.store ??= Promise.resolve().then(() => {
+      const loaded = createRequire(__filename)("./bucket-store") as typeof import("./bucket-store");
+      return loaded.createBucketStore(this.config, this.incoming);
+    });
+    return this.store;
+  }
+
   async put(pathId: string, from: string, size: number, contentType: string): Promise<void> {
-    try {
-      await this.client.send(
-        new PutObjectCommand({
-          Bucket: this.bucket,
-          Key: pathId,
-          Body: createReadStream(from),
-          ContentLength: size,
-          ContentType: contentType,
-        }),
-      );
-    } finally {
-      await removeFile(from);
-    }
+    await (await this.loaded()).put(pathId, from, size, contentType);
   }
 
   async open(pathId: string): Promise<StoredFile | undefined> {
-    try {
-      const object = await this.client.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: pathId }),
-      );
-      if (object.Body === undefined) return undefined;
-      return { body: object.Body as Readable, size: object.ContentLength ?? 0 };
-    } catch (error) {
-      if (error instanceof NoSuchKey) return undefined;
-      throw error;
-    }
+    return (await this.loaded()).open(pathId);
   }
 
   async remove(pathId: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: pathId }));
+    await (await this.loaded()).remove(pathId);
   }
 }
 
@@ -140,22 +81,5 @@ class BucketStore implements UploadStore {
 export function createUploadStore(config: Config): UploadStore {
   const root = path.resolve(config.CHAT_DATA_DIR, "uploads");
   if (config.CHAT_S3_BUCKET === undefined) return new DirectoryStore(root);
-  const { CHAT_S3_ACCESS_KEY_ID: accessKeyId, CHAT_S3_SECRET_ACCESS_KEY: secretAccessKey } = config;
-  const client = new S3Client({
-    region: config.CHAT_S3_REGION,
-    ...(config.CHAT_S3_ENDPOINT === undefined
-      ? {}
-      : {
-          endpoint: config.CHAT_S3_ENDPOINT,
-          forcePathStyle: true,
-          // Checksums only where S3 requires them: many compatible stores refuse
-          // the SDK's default trailing checksums (aws-chunked bodies).
-          requestChecksumCalculation: "WHEN_REQUIRED",
-          responseChecksumValidation: "WHEN_REQUIRED",
-        }),
-    ...(accessKeyId === undefined || secretAccessKey === undefined
-      ? {}
-      : { credentials: { accessKeyId, secretAccessKey } }),
-  });
-  return new BucketStore(client, config.CHAT_S3_BUCKET, path.join(root, ".incoming"));
+  return new LazyBucketStore(path.join(root, ".incoming"), config);
 }
