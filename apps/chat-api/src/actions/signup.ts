@@ -1,30 +1,22 @@
 /**
- * How people get an account and back into it without an operator: accepting
- * an e-mail invitation, confirming an address (through a reusable invitation
- * link, or the realm's open sign-up), and setting a password through an
- * e-mailed link (a reset, or the owner of a new organization). The server's
- * pages (`src/pages/`) call these; each write is one transaction.
- *
- * Links are single use and expire. Their keys are 24 random characters
- * (about 124 bits); a confirmation's is stored only as its SHA-256. A request
- * for a link gets the same answer whether or not the address has an account:
- * what differs is the e-mail, which only the address's owner reads.
+ * How people get an account without an operator: accepting an e-mail
+ * invitation, or confirming an address (through a reusable invitation link,
+ * or the realm's open sign-up). The server's pages (`src/pages/`) call these;
+ * each write is one transaction. The links' keys, lifetimes and caps are
+ * `confirmation-links.ts`'s; setting a password by a link is
+ * `password-reset.ts`'s. A request for a link gets the same answer whether or
+ * not the address has an account: what differs is the e-mail, which only the
+ * address's owner reads.
  */
-import { createHash } from "node:crypto";
 import { JsonableError } from "@repo/envelope";
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
 import type { Channel, Realm } from "../gen/prisma/client";
 import { Role } from "../lib/roles";
-import { codePoints } from "../lib/text";
-import { hashPassword } from "../lib/passwords";
-import { FORM_PASSWORD_MAX_LENGTH, isStrongPassword } from "../lib/password-strength";
 import { inSignupDomains, isDisposableDomain } from "../lib/email-domains";
 import { realmDomains } from "../db/queries/realms";
 import {
   ConfirmationKind,
-  confirmationsSince,
-  insertConfirmation,
   liveConfirmation,
   useConfirmations,
 } from "../db/queries/account-confirmations";
@@ -48,23 +40,17 @@ import { sendEvent } from "../realtime/queue";
 import { checkFullName, createAccount } from "./accounts";
 import { sendBotMessage } from "./message-send";
 import { notificationBot } from "../db/queries/bots";
-import { confirmationKey, sendInvitesChanged } from "./invitations";
+import { sendInvitesChanged } from "./invitations";
+import {
+  LINK_EXPIRED,
+  LINK_LIFETIME_MS,
+  checkLinkCap,
+  checkedPasswordHash,
+  isKey,
+  keyHash,
+  storeLink,
+} from "./confirmation-links";
 import { announceSubscriptions } from "./subscription-events";
-
-/** How long a sign-up confirmation or password link works (Zulip: a day). */
-export const LINK_LIFETIME_MS = 24 * 3_600_000;
-/** How long the link to a new organization's owner works. */
-export const OWNER_LINK_LIFETIME_MS = 7 * 24 * 3_600_000;
-/** Links one address may be sent per hour, of each kind. */
-export const LINKS_PER_ADDRESS_PER_HOUR = 3;
-
-/** The form's answer to a password that breaks Zulip's rule. */
-export const PASSWORD_TOO_WEAK = "The password is too weak.";
-
-/** The SHA-256 (hex) a confirmation's key is stored as. */
-export function keyHash(key: string): string {
-  return createHash("sha256").update(key).digest("hex");
-}
 
 /** What a `/join/<key>/` link is: an e-mail invitation, a reusable one, or nothing live. */
 export type JoinLink =
@@ -90,19 +76,6 @@ export async function signupLinkAddress(
   return row?.email ?? null;
 }
 
-/** Whether a live password link has key `key`. */
-export async function isLivePasswordLink(db: Database, realm: Realm, key: string) {
-  if (!isKey(key)) return false;
-  return (
-    (await liveConfirmation(db, realm.id, ConfirmationKind.PASSWORD, keyHash(key), false)) !== null
-  );
-}
-
-/** A key's shape: anything else is no key, answered without a lookup. */
-function isKey(key: string): boolean {
-  return /^[a-z0-9]{24}$/.test(key);
-}
-
 /** The full name and password a registration form sends. */
 export interface Registration {
   fullName: string;
@@ -113,19 +86,6 @@ export interface Registration {
 export interface Registered {
   userId: number;
   email: string;
-}
-
-/**
- * Checks a new password against the form's length and Zulip's strength rule,
- * and hashes it (before any transaction: a hash takes a thread for 50 ms).
- */
-async function checkedPasswordHash(password: string, userInputs: string[]): Promise<string> {
-  if (codePoints(password) > FORM_PASSWORD_MAX_LENGTH)
-    throw new JsonableError(
-      `Ensure this value has at most ${String(FORM_PASSWORD_MAX_LENGTH)} characters.`,
-    );
-  if (!(await isStrongPassword(password, userInputs))) throw new JsonableError(PASSWORD_TOO_WEAK);
-  return hashPassword(password);
 }
 
 /** What an account made by a link is given: its role, channels and groups. */
@@ -230,9 +190,6 @@ async function tellReferrer(
   );
 }
 
-/** The page's answer to a link that is used, expired, revoked or made up (Zulip's words). */
-export const LINK_EXPIRED = "Whoops. The confirmation link has expired or been deactivated.";
-
 /**
  * Whether `email` may sign up in `realm` by itself (not through an e-mail
  * invitation), with Zulip's answers: the realm's open sign-up (unless through
@@ -312,47 +269,6 @@ export async function requestSignup(
   });
 }
 
-/** Refuses a link to an address that was sent {@link LINKS_PER_ADDRESS_PER_HOUR} this hour. */
-async function checkLinkCap(
-  tx: Tx,
-  realm: Realm,
-  kind: ConfirmationKind,
-  email: string,
-): Promise<void> {
-  const recent = await confirmationsSince(
-    tx,
-    realm.id,
-    kind,
-    email,
-    new Date(Date.now() - 3_600_000),
-  );
-  if (recent >= LINKS_PER_ADDRESS_PER_HOUR)
-    throw new JsonableError(
-      "You have requested too many e-mails for this address. Try again in an hour.",
-    );
-}
-
-/** Stores a link of `kind` for `email` and answers its key (only its hash is stored). */
-async function storeLink(
-  tx: Tx,
-  realm: Realm,
-  kind: ConfirmationKind,
-  email: string,
-  about: { user_id?: number; reusable_invitation_id?: number },
-  lifetimeMs: number,
-): Promise<string> {
-  const key = confirmationKey();
-  await insertConfirmation(tx, {
-    realm_id: realm.id,
-    kind,
-    email,
-    ...about,
-    key_hash: keyHash(key),
-    expires_at: new Date(Date.now() + lifetimeMs),
-  });
-  return key;
-}
-
 /**
  * `/accounts/do_confirm/<key>/`: the confirmed address gets its account, as
  * a member subscribed to the realm's default channels, or with what the
@@ -389,97 +305,5 @@ export async function registerConfirmed(
     if (referrer !== undefined) await tellReferrer(tx, realm, referrer, { id: userId, fullName });
     await useConfirmations(tx, link);
     return { userId, email: link.email };
-  });
-}
-
-/**
- * `/accounts/password/reset/`: sends `email` a link to set a new password
- * when it is an active account's address in `realm`, or else a note that it
- * has none there; the caller answers the same either way.
- */
-export async function requestPasswordReset(
-  db: Database,
-  realm: Realm,
-  email: string,
-  realmUrl: string,
-): Promise<void> {
-  await db.transaction(async (tx) => {
-    await checkLinkCap(tx, realm, ConfirmationKind.PASSWORD, email);
-    const account = await accountByDeliveryEmail(tx, realm.id, email);
-    if (account === undefined || !account.is_active || account.is_bot || realm.deactivated) {
-      await storeLink(tx, realm, ConfirmationKind.PASSWORD, email, {}, 0);
-      await queueEmail(tx, {
-        realm_id: realm.id,
-        to_address: email,
-        subject: `Password reset request for ${realm.name}`,
-        body_text: `Someone (possibly you) asked to reset the password of an account with this address in ${realm.name} (${realmUrl}). This address has no active account there, so no password was changed.\n\nIf you did not ask, ignore this e-mail.\n`,
-      });
-      return;
-    }
-    await queuePasswordLink(tx, realm, account, realmUrl, LINK_LIFETIME_MS, false);
-  });
-}
-
-/** Stores a password link for `user` and queues its e-mail (a reset, or a new owner's first password). */
-export async function queuePasswordLink(
-  tx: Tx,
-  realm: Realm,
-  user: { id: number; delivery_email: string },
-  realmUrl: string,
-  lifetimeMs: number,
-  newOwner: boolean,
-): Promise<string> {
-  const key = await storeLink(
-    tx,
-    realm,
-    ConfirmationKind.PASSWORD,
-    user.delivery_email,
-    { user_id: user.id },
-    lifetimeMs,
-  );
-  const link = `${realmUrl}/accounts/password/reset/${key}/`;
-  await queueEmail(
-    tx,
-    newOwner
-      ? {
-          realm_id: realm.id,
-          to_address: user.delivery_email,
-          subject: `Your new organization ${realm.name}`,
-          body_text: `The organization ${realm.name} (${realmUrl}) has been created, with you as its owner.\n\nChoose your password: ${link}\n\nThe link works once, for a week. Then log in at ${realmUrl} from a browser or any of Zulip's apps.\n`,
-        }
-      : {
-          realm_id: realm.id,
-          to_address: user.delivery_email,
-          subject: `Password reset request for ${realm.name}`,
-          body_text: `Someone (possibly you) asked to reset the password of your account in ${realm.name} (${realmUrl}).\n\nChoose a new password: ${link}\n\nThe link works once, for a day. If you did not ask, ignore this e-mail: your password stays as it is.\n`,
-        },
-  );
-  return link;
-}
-
-/**
- * `/accounts/password/reset/<key>/`: sets the password of the link's account;
- * the link, and every other password link of the address, is used up.
- */
-export async function resetPassword(
-  db: Database,
-  realm: Realm,
-  key: string,
-  password: string,
-): Promise<{ email: string }> {
-  if (!(await isLivePasswordLink(db, realm, key))) throw new JsonableError(LINK_EXPIRED);
-  const hash = await checkedPasswordHash(password, [realm.name]);
-  return db.transaction(async (tx) => {
-    const link = await liveConfirmation(
-      tx,
-      realm.id,
-      ConfirmationKind.PASSWORD,
-      keyHash(key),
-      true,
-    );
-    if (link?.user_id == null) throw new JsonableError(LINK_EXPIRED);
-    await setPasswordHash(tx, link.user_id, hash);
-    await useConfirmations(tx, link);
-    return { email: link.email };
   });
 }

@@ -15,15 +15,13 @@ import { exchangeOf } from "../http/exchange";
 import { type Field, form, markup, paragraph } from "../lib/html-page";
 import { FORM_PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "../lib/password-strength";
 import { realmUrl } from "../lib/realm-url";
+import { LINK_EXPIRED } from "../actions/confirmation-links";
+import { isLivePasswordLink, requestPasswordReset, resetPassword } from "../actions/password-reset";
 import {
-  LINK_EXPIRED,
   acceptInvitation,
-  isLivePasswordLink,
   joinLink,
   registerConfirmed,
-  requestPasswordReset,
   requestSignup,
-  resetPassword,
   signupLinkAddress,
 } from "../actions/signup";
 import type { Realm } from "../gen/prisma/client";
