@@ -1,14 +1,7 @@
 import { request } from "undici";
 import { runAdmin } from "../src/cli/admin";
-import { type Mailbox, linkIn, startMailbox } from "./support/mailbox";
-import {
-  type Cast,
-  ROOT_HOST,
-  type TestServer,
-  channelIds,
-  loadCast,
-  startTestServer,
-} from "./support/server";
+import { type Mailbox, linkIn, startMailingServer } from "./support/mailbox";
+import { type Cast, ROOT_HOST, type TestServer, channelIds, loadCast } from "./support/server";
 
 /**
  * The server's pages, as a browser without scripts uses them: a form is
@@ -18,25 +11,24 @@ import {
  */
 let server: TestServer;
 let mailbox: Mailbox;
+let stop: () => Promise<void>;
 let cast: Cast;
 let channels: Record<string, number>;
 
 beforeAll(async () => {
-  mailbox = await startMailbox();
-  server = await startTestServer({
-    env: {
-      CHAT_SMTP_URL: mailbox.url,
-      CHAT_EMAIL_FROM: "Team Chat <chat@example.org>",
-      CHAT_EMAIL_POLL_SECONDS: "0.1",
-    },
-  });
+  ({
+    server,
+    mailbox,
+    close: stop,
+  } = await startMailingServer({
+    CHAT_EMAIL_FROM: "Team Chat <chat@example.org>",
+  }));
   cast = await loadCast(server, ["iago", "hamlet", "desdemona"]);
   channels = await channelIds(server);
 });
 
 afterAll(async () => {
-  await server.close();
-  await mailbox.close();
+  await stop();
 });
 
 interface Page {

@@ -2,13 +2,14 @@ import type { ParsedMail } from "mailparser";
 import { deliverOutbox } from "../src/actions/outbox";
 import { queueEmail } from "../src/db/queries/outbox";
 import { type Cast, type TestServer, loadCast, startTestServer } from "./support/server";
-import { type Mailbox, type Received, startMailbox } from "./support/mailbox";
+import { type Mailbox, type Received, startMailingServer } from "./support/mailbox";
 
 /**
  * E-mail through a real mail server: an SMTP server on loopback receives what
  * the outbox sends, and the test reads each message as a mail client would.
  */
 let mailbox: Mailbox;
+let stop: () => Promise<void>;
 let received: Received[];
 let refuseOnce: Set<string>;
 
@@ -16,22 +17,20 @@ let server: TestServer;
 let cast: Cast;
 
 beforeAll(async () => {
-  mailbox = await startMailbox();
+  ({
+    server,
+    mailbox,
+    close: stop,
+  } = await startMailingServer({
+    CHAT_EMAIL_FROM: "Team Chat <chat@example.org>",
+    CHAT_EMAIL_RETRY_SECONDS: "0.2",
+  }));
   ({ received, refuseOnce } = mailbox);
-  server = await startTestServer({
-    env: {
-      CHAT_SMTP_URL: mailbox.url,
-      CHAT_EMAIL_FROM: "Team Chat <chat@example.org>",
-      CHAT_EMAIL_POLL_SECONDS: "0.1",
-      CHAT_EMAIL_RETRY_SECONDS: "0.2",
-    },
-  });
   cast = await loadCast(server, ["iago", "hamlet"]);
 });
 
 afterAll(async () => {
-  await server.close();
-  await mailbox.close();
+  await stop();
 });
 
 const rootRealmId = async (): Promise<number> =>

@@ -4,8 +4,8 @@ import type { LookupFunction } from "node:net";
 import { type Browser, type Page, chromium } from "playwright-core";
 import zulipInit from "zulip-js";
 import { runAdmin } from "../src/cli/admin";
-import { type Mailbox, linkIn, startMailbox } from "./support/mailbox";
-import { ROOT_HOST, type TestServer, startTestServer } from "./support/server";
+import { type Mailbox, linkIn, startMailingServer } from "./support/mailbox";
+import { ROOT_HOST, type TestServer } from "./support/server";
 
 /**
  * A team from nothing to chatting, as its people would do it: the operator
@@ -27,6 +27,7 @@ const STRONG = "the lion roars, then the moon shines";
 
 let server: TestServer;
 let mailbox: Mailbox;
+let stop: () => Promise<void>;
 let browser: Browser;
 let page: Page;
 let origin: string;
@@ -46,15 +47,14 @@ const loopback: LookupFunction = (hostname, options, callback) => {
 beforeAll(async () => {
   if (!existsSync(CHROMIUM))
     throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium)`);
-  mailbox = await startMailbox();
-  server = await startTestServer({
-    env: {
-      CHAT_SMTP_URL: mailbox.url,
-      CHAT_EMAIL_POLL_SECONDS: "0.1",
-      CHAT_MISSED_EMAIL_DELAY_SECONDS: "1",
-      CHAT_MISSED_EMAIL_POLL_SECONDS: "0.2",
-    },
-  });
+  ({
+    server,
+    mailbox,
+    close: stop,
+  } = await startMailingServer({
+    CHAT_MISSED_EMAIL_DELAY_SECONDS: "1",
+    CHAT_MISSED_EMAIL_POLL_SECONDS: "0.2",
+  }));
   origin = `http://${HOST}:${String(server.port)}`;
   http.globalAgent = new http.Agent({ lookup: loopback });
   browser = await chromium.launch({
@@ -74,8 +74,7 @@ beforeAll(async () => {
 afterAll(async () => {
   http.globalAgent = defaultAgent;
   await browser.close();
-  await server.close();
-  await mailbox.close();
+  await stop();
 });
 
 /** An e-mailed link, on the test server's port. */

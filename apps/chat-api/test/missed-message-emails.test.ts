@@ -1,5 +1,5 @@
 import { request } from "undici";
-import { type Mailbox, linkIn, startMailbox } from "./support/mailbox";
+import { type Mailbox, linkIn, startMailingServer } from "./support/mailbox";
 import {
   type Cast,
   ROOT_HOST,
@@ -7,7 +7,6 @@ import {
   channelIds,
   listenAs,
   loadCast,
-  startTestServer,
 } from "./support/server";
 
 /**
@@ -18,26 +17,25 @@ import {
  */
 let server: TestServer;
 let mailbox: Mailbox;
+let stop: () => Promise<void>;
 let cast: Cast;
 let channels: Record<string, number>;
 
 beforeAll(async () => {
-  mailbox = await startMailbox();
-  server = await startTestServer({
-    env: {
-      CHAT_SMTP_URL: mailbox.url,
-      CHAT_EMAIL_POLL_SECONDS: "0.1",
-      CHAT_MISSED_EMAIL_DELAY_SECONDS: "1",
-      CHAT_MISSED_EMAIL_POLL_SECONDS: "0.2",
-    },
-  });
+  ({
+    server,
+    mailbox,
+    close: stop,
+  } = await startMailingServer({
+    CHAT_MISSED_EMAIL_DELAY_SECONDS: "1",
+    CHAT_MISSED_EMAIL_POLL_SECONDS: "0.2",
+  }));
   cast = await loadCast(server, ["hamlet", "othello", "cordelia", "iago", "prospero", "polonius"]);
   channels = await channelIds(server);
 });
 
 afterAll(async () => {
-  await server.close();
-  await mailbox.close();
+  await stop();
 });
 
 const send = (who: string, form: Record<string, unknown>) =>

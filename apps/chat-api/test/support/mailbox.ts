@@ -6,6 +6,7 @@
 import type { AddressInfo } from "node:net";
 import { type ParsedMail, simpleParser } from "mailparser";
 import { SMTPServer } from "smtp-server";
+import { type TestServer, startTestServer } from "./server";
 
 export interface Received {
   envelopeTo: string[];
@@ -73,4 +74,27 @@ export function linkIn(mail: ParsedMail | undefined, path: string): string {
   const found = new RegExp(`https?://[^\\s]*${escaped}[A-Za-z0-9_-]+/`).exec(mail.text ?? "");
   if (found === null) throw new Error(`no ${path} link in: ${mail.text ?? ""}`);
   return found[0];
+}
+
+/** A test server whose e-mail goes to a mailbox of its own, sent as soon as it is written. */
+export interface MailingServer {
+  server: TestServer;
+  mailbox: Mailbox;
+  close: () => Promise<void>;
+}
+
+/** Starts a mailbox and a test server sending to it (the outbox read every 0.1 s), with `env` besides. */
+export async function startMailingServer(env: Record<string, string> = {}): Promise<MailingServer> {
+  const mailbox = await startMailbox();
+  const server = await startTestServer({
+    env: { CHAT_SMTP_URL: mailbox.url, CHAT_EMAIL_POLL_SECONDS: "0.1", ...env },
+  });
+  return {
+    server,
+    mailbox,
+    close: async () => {
+      await server.close();
+      await mailbox.close();
+    },
+  };
 }
