@@ -25,6 +25,7 @@ const DATABASE_FREE = [
   "structure",
   "embedded-statements",
   "memory-budget",
+  "embedded-data-dir",
 ];
 
 const project = (kind) => ({

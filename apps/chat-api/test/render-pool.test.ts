@@ -49,6 +49,19 @@ it("renders, and stops a bomb at the time limit with Unable to render message", 
   expect(p.counts.timedOut + p.counts.failed).toBe(1);
 });
 
+it("ends a thread that waited idleMs for work, and starts one again for the next render", async () => {
+  const p = pool({ threads: 1, idleMs: 300 });
+  expect(p.threadCount).toBe(0);
+  expect((await p.render("*first*", EMPTY_CONTEXT, 1)).html).toBe("<p><em>first</em></p>");
+  expect(p.threadCount).toBe(1);
+  const deadline = Date.now() + 10_000;
+  while (p.threadCount > 0 && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(p.threadCount).toBe(0);
+  expect((await p.render("*later*", EMPTY_CONTEXT, 1)).html).toBe("<p><em>later</em></p>");
+  expect(p.threadCount).toBe(1);
+});
+
 it("counts a render's time from when its thread takes it up, not from when it was asked", async () => {
   const p = pool({ threads: 1 });
   const first = outcome(p.render(bomb, EMPTY_CONTEXT, 1));
