@@ -55,49 +55,59 @@ export async function createLoadRealm(
   const db = new Client({ connectionString: url });
   await db.connect();
   try {
-    const q = async <T extends Record<string, unknown>>(text: string, params: unknown[] = []) =>
-      (await db.query<T>(text, params)).rows;
-    const [realm] = await q<{ realm_id: number; group: number }>(
-      `SELECT u.realm_id, g.id AS group FROM users u
-       JOIN user_groups g ON g.realm_id = u.realm_id AND g.name = 'role:fullmembers'
-       WHERE u.email = 'hamlet@example.com'`,
-    );
-    if (realm === undefined) throw new Error("the demo realm changed");
-    const rows = await q<{ id: number; email: string; api_key: string }>(
-      `INSERT INTO users (realm_id, email, delivery_email, full_name, api_key)
-       SELECT $1, 'rt' || n || '@example.com', 'rt' || n || '@example.com', 'Listener ' || n,
-              substr(md5('realtime-key-' || n), 1, 32)
-       FROM generate_series(1, $2::int) AS n ORDER BY n
-       RETURNING id, email, api_key`,
-      [realm.realm_id, users],
-    );
-    await q("INSERT INTO user_group_members (group_id, user_id) SELECT $1, unnest($2::int[])", [
-      realm.group,
-      rows.map((u) => u.id),
-    ]);
-    const created = (await insertChannels(db, realm.realm_id, "load", channels)).map((id) => ({
-      id,
-    }));
-    const subscriptions = rows.map((_, i) => [...new Set(subscribe(i))]);
-    const pairs = subscriptions.flatMap((list, i) =>
-      list.map((c) => [rows[i]?.id ?? 0, created[c]?.id ?? 0] as const),
-    );
-    await q(
-      `INSERT INTO subscriptions (user_id, channel_id, color)
-       SELECT unnest($1::int[]), unnest($2::int[]), '#76ce90'`,
-      [pairs.map((p) => p[0]), pairs.map((p) => p[1])],
-    );
-    await q("ANALYZE");
-    return {
-      url,
-      users: rows.map((u) => ({ id: u.id, email: u.email, apiKey: u.api_key })),
-      channels: created.map((c) => c.id),
-      subscriptions,
-      drop,
-    };
+    return { url, ...(await addLoadUsers(db, users, channels, subscribe)), drop };
   } finally {
     await db.end();
   }
+}
+
+/**
+ * Adds to the demo realm of the database `db` is connected to `users` users
+ * (full members, `rtN@example.com`) and `channels` channels named `load-N`;
+ * user i is subscribed to the channels `subscribe(i)` names (indexes).
+ */
+export async function addLoadUsers(
+  db: Client,
+  users: number,
+  channels: number,
+  subscribe: (user: number) => number[],
+): Promise<Omit<LoadRealm, "url" | "drop">> {
+  const q = async <T extends Record<string, unknown>>(text: string, params: unknown[] = []) =>
+    (await db.query<T>(text, params)).rows;
+  const [realm] = await q<{ realm_id: number; group: number }>(
+    `SELECT u.realm_id, g.id AS group FROM users u
+     JOIN user_groups g ON g.realm_id = u.realm_id AND g.name = 'role:fullmembers'
+     WHERE u.email = 'hamlet@example.com'`,
+  );
+  if (realm === undefined) throw new Error("the demo realm changed");
+  const rows = await q<{ id: number; email: string; api_key: string }>(
+    `INSERT INTO users (realm_id, email, delivery_email, full_name, api_key)
+     SELECT $1, 'rt' || n || '@example.com', 'rt' || n || '@example.com', 'Listener ' || n,
+            substr(md5('realtime-key-' || n), 1, 32)
+     FROM generate_series(1, $2::int) AS n ORDER BY n
+     RETURNING id, email, api_key`,
+    [realm.realm_id, users],
+  );
+  await q("INSERT INTO user_group_members (group_id, user_id) SELECT $1, unnest($2::int[])", [
+    realm.group,
+    rows.map((u) => u.id),
+  ]);
+  const created = await insertChannels(db, realm.realm_id, "load", channels);
+  const subscriptions = rows.map((_, i) => [...new Set(subscribe(i))]);
+  const pairs = subscriptions.flatMap((list, i) =>
+    list.map((c) => [rows[i]?.id ?? 0, created[c] ?? 0] as const),
+  );
+  await q(
+    `INSERT INTO subscriptions (user_id, channel_id, color)
+     SELECT unnest($1::int[]), unnest($2::int[]), '#76ce90'`,
+    [pairs.map((p) => p[0]), pairs.map((p) => p[1])],
+  );
+  await q("ANALYZE");
+  return {
+    users: rows.map((u) => ({ id: u.id, email: u.email, apiKey: u.api_key })),
+    channels: created,
+    subscriptions,
+  };
 }
 
 /** BENCH_CPU_PROF=DIR: each chat-api process writes a V8 CPU profile there when it stops. */
@@ -105,29 +115,36 @@ const CPU_PROF = process.env.BENCH_CPU_PROF;
 
 /**
  * Starts `replicas` chat-api processes as deployed (production, its Node
- * flags), with the rate limit off, on the database `url`, with `env` added.
+ * flags), with the rate limit off, on the database `url`, with `env` added
+ * and `nodeArgs` after the Node flags.
  */
 export async function startReplicas(
   url: string,
   replicas: number,
   env: Record<string, string> = {},
+  nodeArgs: readonly string[] = [],
 ): Promise<Served[]> {
   const servers: Served[] = [];
   for (let r = 0; r < replicas; r++) {
     const port = await freePort();
     const profile = CPU_PROF === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF}`];
     servers.push(
-      await serve("node", [...NODE_FLAGS, ...profile, join(__dirname, "../dist/index.js")], port, {
-        DATABASE_URL: url,
-        NODE_ENV: "production",
-        PORT: String(port),
-        CHAT_HOST: "127.0.0.1",
-        CHAT_METRICS_PORT: String(await freePort()),
-        CHAT_EXTERNAL_URL: EXTERNAL_URL,
-        CHAT_RATE_LIMIT: "false",
-        CHAT_MAX_POLLS_PER_USER: "100",
-        ...env,
-      }),
+      await serve(
+        "node",
+        [...NODE_FLAGS, ...profile, ...nodeArgs, join(__dirname, "../dist/index.js")],
+        port,
+        {
+          DATABASE_URL: url,
+          NODE_ENV: "production",
+          PORT: String(port),
+          CHAT_HOST: "127.0.0.1",
+          CHAT_METRICS_PORT: String(await freePort()),
+          CHAT_EXTERNAL_URL: EXTERNAL_URL,
+          CHAT_RATE_LIMIT: "false",
+          CHAT_MAX_POLLS_PER_USER: "100",
+          ...env,
+        },
+      ),
     );
   }
   return servers;

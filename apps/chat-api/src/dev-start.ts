@@ -1,11 +1,15 @@
 import { realmCount } from "./db/queries/realms";
 import { seedDemoRealm } from "./cli/demo-data";
+import { closeRenderPool } from "./lib/render-pool";
 import type { Services } from "./http/context";
 
 /** Development start, before listening: seeds the demo realm into a database that has no realm. */
 export async function seedIfEmpty({ db, logger }: Pick<Services, "db" | "logger">): Promise<void> {
   if ((await realmCount(db)) === 0) {
     await seedDemoRealm(db);
+    // The seed's render threads end with it (38 MB) rather than after their
+    // idle time; the first render of the server's own starts new ones.
+    await closeRenderPool();
     logger.info("seeded the demo realm");
   }
 }

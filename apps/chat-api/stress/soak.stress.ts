@@ -1,21 +1,32 @@
 /**
  * A soak: chat-api on PostgreSQL (a cluster of the test's own) under a steady
  * mixed load for three minutes (loopback only; the load stops by itself), after
- * 20 s of warm-up at the same rates. Zero errors, and memory flat: the heap
- * after the run within 10 % of the heap after warm-up, each read right after a
- * full collection (through the inspector), so it is what the process keeps.
+ * 20 s of warm-up at the same rates, with 1,000 clients connected all along
+ * (each an event queue and its long-poll) and a message a second to the
+ * channel they all follow. Zero errors, every message delivered once to every
+ * client, and memory flat: the heap after the run within 10 % of the heap
+ * after warm-up, each read right after a full collection (through the
+ * inspector), so it is what the process keeps. `STRESS_SOAK_SECONDS=3600` for
+ * an hour.
  */
 import { type PrivatePostgres, autocannon, freePort, heapAfterGc } from "@repo/bench-kit";
-import { type ChatProcess, apiKey, chatDatabase, client, startChatApi } from "./support";
+import { Client } from "pg";
+import { Agent } from "undici";
+import { NO_ANSWER, type User, addLoadUsers, call as callAs } from "../bench/load-realm";
+import { type ChatProcess, apiKey, chatDatabase, client, sleep, startChatApi } from "./support";
 
 const SOAK_SECONDS = Number(process.env.STRESS_SOAK_SECONDS ?? 180);
 const WARM_UP_SECONDS = 20;
+/** Clients connected through the warm-up and the soak. */
+const CLIENTS = 1000;
 
 jest.setTimeout((SOAK_SECONDS + WARM_UP_SECONDS + 120) * 1000);
 
 let pg: PrivatePostgres;
 let chat: ChatProcess;
 let inspectPort: number;
+let listeners: User[];
+let channel: number;
 
 beforeAll(async () => {
   let url: string;
@@ -24,6 +35,15 @@ beforeAll(async () => {
   chat = await startChatApi({ DATABASE_URL: url, CHAT_LOG_LEVEL: "warn" }, [
     `--inspect=127.0.0.1:${inspectPort}`,
   ]);
+  const db = new Client({ connectionString: url });
+  await db.connect();
+  try {
+    const added = await addLoadUsers(db, CLIENTS, 1, () => [0]);
+    listeners = added.users;
+    channel = added.channels[0] ?? 0;
+  } finally {
+    await db.end();
+  }
 });
 
 afterAll(async () => {
@@ -31,9 +51,104 @@ afterAll(async () => {
   await pg.destroy();
 });
 
+/** What the connected clients saw: each one's message ids, in arrival order, and failed polls. */
+interface Listening {
+  received: number[][];
+  errors: string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Each listener registers a queue for messages and long-polls it until
+ * stopped, as an idle Zulip client does (the server's heartbeat ends a quiet
+ * poll every 50 s); resolves once every queue is registered.
+ */
+async function connect(port: number, users: readonly User[]): Promise<Listening> {
+  const polls = new Agent({
+    connections: users.length + 10,
+    pipelining: 1,
+    headersTimeout: 0,
+    bodyTimeout: 0,
+  });
+  const state = { stopping: false };
+  // Read through a function: the polls' awaits let `stop` set it.
+  const stopping = (): boolean => state.stopping;
+  const received: number[][] = users.map(() => []);
+  const errors: string[] = [];
+  const queues: string[] = [];
+  for (let from = 0; from < users.length; from += 50)
+    queues.push(
+      ...(await Promise.all(
+        users.slice(from, from + 50).map(async (user) => {
+          const reply = await callAs(port, user, "POST", "/register", {
+            event_types: '["message"]',
+          });
+          if (reply.status !== 200) throw new Error(`register: HTTP ${String(reply.status)}`);
+          return String(reply.json.queue_id);
+        }),
+      )),
+    );
+  const held = users.map(async (user, i) => {
+    let last = -1;
+    while (!state.stopping) {
+      const reply = await callAs(
+        port,
+        user,
+        "GET",
+        "/events",
+        { queue_id: queues[i] ?? "", last_event_id: String(last) },
+        undefined,
+        polls,
+      ).catch((error: unknown) => {
+        if (!stopping()) errors.push(`poll: ${String(error)}`);
+        return NO_ANSWER;
+      });
+      if (stopping()) break;
+      if (reply.status !== 200) {
+        if (reply.status !== 0)
+          errors.push(`poll: HTTP ${String(reply.status)} ${JSON.stringify(reply.json)}`);
+        await sleep(1000);
+        continue;
+      }
+      for (const event of reply.json.events as { id: number; message?: { id: number } }[]) {
+        last = Math.max(last, event.id);
+        if (event.message !== undefined) received[i]?.push(event.message.id);
+      }
+    }
+  });
+  return {
+    received,
+    errors,
+    stop: async () => {
+      state.stopping = true;
+      await polls.destroy();
+      await Promise.allSettled(held);
+    },
+  };
+}
+
 describe("a three-minute soak", () => {
-  it("answers every request at a steady rate, with a flat heap", async () => {
+  it("answers every request at a steady rate and delivers every message, with a flat heap", async () => {
     const hamlet = await apiKey(chat.base, "hamlet@example.com");
+    const listening = await connect(chat.port, listeners);
+    const sender: User = { id: 0, email: hamlet[0], apiKey: hamlet[1] };
+    const sent: number[] = [];
+    const sendErrors: string[] = [];
+    const sending = { stop: false };
+    // A message a second to the channel every connected client follows.
+    const sends = (async () => {
+      while (!sending.stop) {
+        const reply = await callAs(chat.port, sender, "POST", "/messages", {
+          type: "stream",
+          to: String(channel),
+          topic: "soak",
+          content: `message ${String(sent.length)}`,
+        });
+        if (reply.status === 200) sent.push(reply.json.id as number);
+        else sendErrors.push(`send: HTTP ${String(reply.status)}`);
+        await sleep(1000);
+      }
+    })();
     const { call, agent } = client(chat.base);
     const created = await call("POST", "/api/v1/drafts", {
       auth: hamlet,
@@ -75,7 +190,14 @@ describe("a three-minute soak", () => {
     const warm = await load(WARM_UP_SECONDS);
     const afterWarmUp = await heapAfterGc(inspectPort);
     const soak = await load(SOAK_SECONDS);
+    sending.stop = true;
+    await sends;
+    // The last message reaches every client.
+    const deadline = Date.now() + 30_000;
+    const everyone = () => listening.received.every((ids) => ids.length >= sent.length);
+    while (!everyone() && Date.now() < deadline) await sleep(200);
     const afterRun = await heapAfterGc(inspectPort);
+    await listening.stop();
     const requests = soak.reduce((sum, r) => sum + r.requests, 0);
     const planned = mix.reduce((sum, m) => sum + m.rate, 0) * SOAK_SECONDS;
     process.stdout.write(
@@ -89,8 +211,17 @@ describe("a three-minute soak", () => {
         heapAfterWarmUpMiB: +(afterWarmUp / 2 ** 20).toFixed(1),
         heapAfterRunMiB: +(afterRun / 2 ** 20).toFixed(1),
         heapChange: +(afterRun / afterWarmUp - 1).toFixed(3),
+        clients: CLIENTS,
+        messages: sent.length,
       })}\n`,
     );
+    expect([...sendErrors, ...listening.errors]).toEqual([]);
+    // Every client received every message once, in the order sent.
+    const differing = listening.received.filter(
+      (ids) => ids.length !== sent.length || ids.some((id, k) => id !== sent[k]),
+    );
+    expect(differing.length).toBe(0);
+    expect(sent.length).toBeGreaterThanOrEqual(SOAK_SECONDS);
     expect(warm.concat(soak).map((r) => r.failures)).toEqual(mix.concat(mix).map(() => 0));
     // Steady: the load got (almost) every request it asked for.
     expect(requests).toBeGreaterThan(planned * 0.95);

@@ -18,5 +18,5 @@ export {
 export { machine, table, toolVersion, writeSection } from "./report";
 export { type Summary, quantile, summarize } from "./stats";
 export { type PrivatePostgres, privatePostgres } from "./private-postgres";
-export { heapAfterGc } from "./inspector";
+export { type MemoryUsage, heapAfterGc, memoryAfterGc } from "./inspector";
 export { JIFFIES, processSeconds, processStat } from "./cpu";

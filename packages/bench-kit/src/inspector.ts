@@ -2,15 +2,28 @@ import { WebSocket } from "undici";
 import { z } from "zod";
 
 const targets = z.array(z.object({ webSocketDebuggerUrl: z.string() }));
-const evaluated = z.object({ result: z.object({ result: z.object({ value: z.number() }) }) });
+const evaluated = z.object({ result: z.object({ result: z.object({ value: z.string() }) }) });
+const memoryUsage = z.object({ heapUsed: z.number(), rss: z.number(), external: z.number() });
+
+/** A process's memory, in bytes (Node's `process.memoryUsage()`). */
+export type MemoryUsage = z.infer<typeof memoryUsage>;
 
 /**
  * The heap a process started with `--inspect=127.0.0.1:PORT` holds right after
  * a full garbage collection, in bytes: what it keeps, not what it has not yet
- * collected. Asks through the inspector protocol (HeapProfiler.collectGarbage,
- * then process.memoryUsage()).
+ * collected (see {@link memoryAfterGc}).
  */
 export async function heapAfterGc(inspectPort: number): Promise<number> {
+  return (await memoryAfterGc(inspectPort)).heapUsed;
+}
+
+/**
+ * The memory of a process started with `--inspect=127.0.0.1:PORT` right after
+ * a full garbage collection: its heap then, and its resident set. Asks through
+ * the inspector protocol (HeapProfiler.collectGarbage, then
+ * process.memoryUsage()).
+ */
+export async function memoryAfterGc(inspectPort: number): Promise<MemoryUsage> {
   const list = targets.parse(
     await (await fetch(`http://127.0.0.1:${inspectPort}/json/list`)).json(),
   );
@@ -38,11 +51,11 @@ export async function heapAfterGc(inspectPort: number): Promise<number> {
     await send("HeapProfiler.collectGarbage");
     const answer = evaluated.parse(
       await send("Runtime.evaluate", {
-        expression: "process.memoryUsage().heapUsed",
+        expression: "JSON.stringify(process.memoryUsage())",
         returnByValue: true,
       }),
     );
-    return answer.result.result.value;
+    return memoryUsage.parse(JSON.parse(answer.result.result.value));
   } finally {
     socket.close();
   }

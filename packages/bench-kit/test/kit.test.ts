@@ -11,6 +11,7 @@ import {
   autocannonVersion,
   freePort,
   heapAfterGc,
+  memoryAfterGc,
   quantile,
   summarize,
   table,
@@ -140,6 +141,10 @@ describe("heapAfterGc", () => {
       // 20 arrays of 131,072 doubles: 20 MiB kept, plus the runtime's own few MiB.
       expect(bytes).toBeGreaterThan(20 * 2 ** 20);
       expect(bytes).toBeLessThan(40 * 2 ** 20);
+      // The resident set holds that heap, and Node's own few tens of MiB.
+      const memory = await memoryAfterGc(port);
+      expect(memory.rss).toBeGreaterThan(memory.heapUsed);
+      expect(memory.rss).toBeLessThan(200 * 2 ** 20);
     } finally {
       child.kill("SIGKILL");
     }
