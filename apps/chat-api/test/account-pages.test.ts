@@ -184,6 +184,29 @@ describe("/join/<key>/: an e-mail invitation", () => {
   });
 });
 
+describe("the CSRF cookie", () => {
+  it("is set once per browser, HttpOnly and SameSite=Strict, and kept while it is well-formed", async () => {
+    const first = await request(`${server.url}/accounts/password/reset/`, {
+      headers: { host: ROOT_HOST },
+    });
+    await first.body.text();
+    const set = String(first.headers["set-cookie"]);
+    expect(set).toMatch(
+      /^csrftoken=[A-Za-z0-9_-]{43}; Max-Age=31449600; Path=\/; HttpOnly; SameSite=Strict$/,
+    );
+    const again = await request(`${server.url}/accounts/password/reset/`, {
+      headers: { host: ROOT_HOST, cookie: `other=1; ${set.split(";")[0] ?? ""}; x=y` },
+    });
+    await again.body.text();
+    expect(again.headers["set-cookie"]).toBeUndefined();
+    const malformed = await request(`${server.url}/accounts/password/reset/`, {
+      headers: { host: ROOT_HOST, cookie: "csrftoken=short" },
+    });
+    await malformed.body.text();
+    expect(String(malformed.headers["set-cookie"])).toMatch(/^csrftoken=[A-Za-z0-9_-]{43};/);
+  });
+});
+
 describe("hostile posts", () => {
   it("makes one account when an invitation is accepted twice at once", async () => {
     await server.call("POST", "/api/v1/invites", {

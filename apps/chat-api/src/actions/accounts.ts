@@ -19,7 +19,6 @@ import { activeBotIds } from "../db/queries/bots";
 import { codePoints } from "../lib/text";
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
-import { randomInt } from "node:crypto";
 import { ErrorCode, JsonableError, UnauthorizedError } from "@repo/envelope";
 import { sendEvent } from "../realtime/queue";
 import type { CacheChange } from "../caches/cache-bus";
@@ -39,6 +38,7 @@ import { activateSubscriptions } from "../db/queries/subscriptions";
 import { holdsMessage } from "../db/queries/user-messages";
 import { MAX_PASSWORD_LENGTH, checkPassword, hashPassword } from "../lib/passwords";
 import { isStrongPassword } from "../lib/password-strength";
+import { randomKey } from "../lib/random-key";
 
 /** Zulip's full-name rules, with its messages. */
 export function checkFullName(name: string): string {
@@ -64,7 +64,7 @@ const ALPHANUMERICS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234
 
 /** A fresh API key: 32 random alphanumerics (crypto-strength, no modulo bias). */
 export function generateApiKey(): string {
-  return Array.from({ length: 32 }, () => ALPHANUMERICS[randomInt(ALPHANUMERICS.length)]).join("");
+  return randomKey(ALPHANUMERICS, 32);
 }
 
 /** A new user or bot. */

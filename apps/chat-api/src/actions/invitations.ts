@@ -1,6 +1,5 @@
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
-import { randomBytes } from "node:crypto";
 import {
   ErrorCode,
   InsufficientPermissionError,
@@ -29,6 +28,7 @@ import {
 import { queueEmail } from "../db/queries/outbox";
 import { isNamedUserGroup } from "../db/queries/user-groups";
 import { activeAdministratorIds, userById } from "../db/queries/users";
+import { randomKey } from "../lib/random-key";
 
 /** How long an invitation lasts when the request does not say (Zulip's default, 10 days). */
 export const DEFAULT_INVITE_MINUTES = 14_400;
@@ -53,8 +53,7 @@ export interface InviteTerms {
 
 /** A fresh confirmation key (24 lowercase alphanumerics, as Zulip's). */
 export function confirmationKey(): string {
-  const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
-  return Array.from(randomBytes(24), (byte) => alphabet[byte % 36]).join("");
+  return randomKey("abcdefghijklmnopqrstuvwxyz0123456789", 24);
 }
 
 /** Where a key's invitation is accepted. */

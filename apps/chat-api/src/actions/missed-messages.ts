@@ -11,7 +11,7 @@
  * scan's row; the e-mails go to the outbox in the transaction that moves the
  * scan on, so each is queued once across replicas and restarts.
  */
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Database } from "../db/database";
 import type { Tx } from "../db/kysely";
 import type { Realm } from "../gen/prisma/client";
@@ -58,6 +58,7 @@ export async function queueMissedMessageEmails(
   delayMs: number,
   now = new Date(),
 ): Promise<number> {
+  const secret = await unsubscribeSecret(db);
   return db.transaction(async (tx) => {
     const last = await claimMissedMessageScan(tx);
     if (last === undefined) return 0;
@@ -71,7 +72,7 @@ export async function queueMissedMessageEmails(
       new Date(now.getTime() - MAX_AGE_MS),
       new Date(sentBefore.getTime() - POLL_MARGIN_MS),
     );
-    const emails = await composeEmails(tx, missed, realmUrlOf);
+    const emails = await composeEmails(tx, missed, realmUrlOf, secret);
     await queueEmails(tx, emails);
     await advanceMissedMessageScan(tx, upTo);
     return emails.length;
@@ -79,9 +80,13 @@ export async function queueMissedMessageEmails(
 }
 
 /** One e-mail per person and conversation. */
-async function composeEmails(tx: Tx, missed: readonly MissedMessage[], realmUrlOf: RealmUrlOf) {
+async function composeEmails(
+  tx: Tx,
+  missed: readonly MissedMessage[],
+  realmUrlOf: RealmUrlOf,
+  secret: Buffer,
+) {
   if (missed.length === 0) return [];
-  const secret = await unsubscribeSecret(tx);
   const conversations = new Map<string, MissedMessage[]>();
   for (const row of missed) {
     const where =
@@ -182,8 +187,8 @@ function narrowLink(row: MissedMessage, userId: number): string {
 }
 
 /** The server's key for unsubscribe links. */
-function unsubscribeSecret(tx: Tx): Promise<Buffer> {
-  return serverSecret(tx, "unsubscribe-links", randomBytes(32));
+function unsubscribeSecret(db: Database): Promise<Buffer> {
+  return serverSecret(db, "unsubscribe-links");
 }
 
 /** A person's unsubscribe token: their id and its HMAC (no row, no expiry). */
@@ -206,7 +211,7 @@ export async function unsubscribeTokenUser(
   const found = /^([1-9][0-9]{0,9})-([A-Za-z0-9_-]{43})$/.exec(token);
   if (found === null) return undefined;
   const userId = Number(found[1]);
-  const expected = unsubscribeToken(await db.transaction((tx) => unsubscribeSecret(tx)), userId);
+  const expected = unsubscribeToken(await unsubscribeSecret(db), userId);
   const same =
     expected.length === token.length && timingSafeEqual(Buffer.from(expected), Buffer.from(token));
   if (!same) return undefined;

@@ -217,17 +217,9 @@ export async function lookupFile(db: Database, viewer: FileViewer, pathId: strin
   return { status: 200, file } as const;
 }
 
-const keys = new WeakMap<Database, Promise<Buffer>>();
-
 /** The key that signs temporary URLs, made once per server (the first replica to need it writes it). */
 function urlKey(db: Database): Promise<Buffer> {
-  let key = keys.get(db);
-  if (key === undefined) {
-    key = serverSecret(db, "temporary_file_urls", new Uint8Array(randomBytes(32)));
-    key.catch(() => keys.delete(db));
-    keys.set(db, key);
-  }
-  return key;
+  return serverSecret(db, "temporary_file_urls");
 }
 
 const sign = (key: Buffer, payload: string): Buffer =>

@@ -8,6 +8,7 @@
  * Another site can neither read the token nor send the cookie with its post.
  */
 import { randomBytes, timingSafeEqual } from "node:crypto";
+import { parse, serialize } from "cookie";
 import { JsonableError, RateLimitedError } from "@repo/envelope";
 import express, { type Request, type RequestHandler, type Response } from "express";
 import type { Realm } from "../gen/prisma/client";
@@ -65,10 +66,15 @@ export function csrfToken(services: Services, req: Request, res: Response): stri
   const current = cookie(req, CSRF_COOKIE);
   if (current !== undefined && TOKEN.test(current)) return current;
   const token = randomBytes(32).toString("base64url");
-  const secure = services.config.CHAT_EXTERNAL_URL.protocol === "https:" ? "; Secure" : "";
   res.append(
     "Set-Cookie",
-    `${CSRF_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=31449600${secure}`,
+    serialize(CSRF_COOKIE, token, {
+      path: "/",
+      httpOnly: true,
+      sameSite: "strict",
+      maxAge: 31_449_600,
+      secure: services.config.CHAT_EXTERNAL_URL.protocol === "https:",
+    }),
   );
   return token;
 }
@@ -101,11 +107,7 @@ export function checkCsrf(req: Request, res: Response): boolean {
 }
 
 function cookie(req: Request, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? "").split(";")) {
-    const eq = part.indexOf("=");
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
+  return parse(req.headers.cookie ?? "")[name];
 }
 
 /**

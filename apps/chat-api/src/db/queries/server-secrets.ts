@@ -1,11 +1,35 @@
-import type { Tx } from "../kysely";
+import { randomBytes } from "node:crypto";
+import type { Database } from "../database";
+
+/** Each open database's secrets, by name, once read. */
+const secrets = new WeakMap<Database, Map<string, Promise<Buffer>>>();
 
 /**
- * The server's secret named `name`: stored with `fresh` the first time it is
- * asked for (the first replica to store it wins), then always the same.
+ * The server's secret named `name` (32 random bytes): stored the first time
+ * any replica asks for it (the first to store it wins), then always the
+ * same, so each process reads it once and keeps it.
  */
-export async function serverSecret(tx: Tx, name: string, fresh: Uint8Array<ArrayBuffer>) {
-  await tx.prisma.serverSecret.createMany({ data: [{ name, value: fresh }], skipDuplicates: true });
-  const row = await tx.prisma.serverSecret.findUniqueOrThrow({ where: { name } });
+export function serverSecret(db: Database, name: string): Promise<Buffer> {
+  let known = secrets.get(db);
+  if (known === undefined) {
+    known = new Map();
+    secrets.set(db, known);
+  }
+  let secret = known.get(name);
+  if (secret === undefined) {
+    secret = storedSecret(db, name);
+    // A failed read is tried again by the next caller.
+    secret.catch(() => known.delete(name));
+    known.set(name, secret);
+  }
+  return secret;
+}
+
+async function storedSecret(db: Database, name: string): Promise<Buffer> {
+  await db.prisma.serverSecret.createMany({
+    data: [{ name, value: new Uint8Array(randomBytes(32)) }],
+    skipDuplicates: true,
+  });
+  const row = await db.prisma.serverSecret.findUniqueOrThrow({ where: { name } });
   return Buffer.from(row.value);
 }
