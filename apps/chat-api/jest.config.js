@@ -16,7 +16,8 @@ const templates = join(
 );
 
 // Test files that never open a database run once, in the PGlite project, as
-// does the one about the embedded database's own behaviour.
+// do the ones about the embedded database's own behaviour and those that
+// start the service as a process of its own on a data directory.
 const DATABASE_FREE = [
   "dispatch",
   "markdown",
@@ -26,6 +27,8 @@ const DATABASE_FREE = [
   "embedded-statements",
   "memory-budget",
   "embedded-data-dir",
+  "log-output",
+  "node-flags",
 ];
 
 const project = (kind) => ({
