@@ -1,4 +1,5 @@
 import { request } from "undici";
+import { MISSED_EMAILS_PER_HOUR } from "../src/actions/missed-messages";
 import { type Mailbox, linkIn, startMailingServer } from "./support/mailbox";
 import {
   type Cast,
@@ -130,5 +131,32 @@ describe("missed-message e-mails", () => {
     // Cordelia's client was connected; Polonius read his.
     expect(receivedBy("cordelia")).toBe(0);
     expect(receivedBy("polonius")).toBe(0);
+  });
+
+  it(`sends one person at most ${String(MISSED_EMAILS_PER_HOUR)} in an hour, however many conversations`, async () => {
+    const topics = MISSED_EMAILS_PER_HOUR + 5;
+    for (let n = 0; n < topics; n++) {
+      const sent = await send("hamlet", {
+        type: "stream",
+        to: String(channels.Denmark),
+        topic: `plot ${String(n)}`,
+        content: `@**Iago|${String(cast.id("iago"))}**, scene ${String(n)}`,
+      });
+      expect(sent.status).toBe(200);
+    }
+    // Every mention was scanned: the scan's watermark passed the last one.
+    const last = await server.db.prisma.message.findFirstOrThrow({ orderBy: { id: "desc" } });
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline) {
+      const scan = await server.db.prisma.missedMessageScan.findUnique({ where: { id: 1 } });
+      if ((scan?.last_message_id ?? 0) >= last.id) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await mailbox.mailFor(email("iago"));
+    await settle();
+    expect(receivedBy("iago")).toBe(MISSED_EMAILS_PER_HOUR);
+    expect(await server.db.prisma.outboxEmail.count({ where: { to_address: email("iago") } })).toBe(
+      MISSED_EMAILS_PER_HOUR,
+    );
   });
 });

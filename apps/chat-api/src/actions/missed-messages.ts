@@ -22,13 +22,20 @@ import {
   missedMessages,
   nextScanEnd,
 } from "../db/queries/missed-messages";
-import { queueEmails } from "../db/queries/outbox";
+import { type OutboxEmailRow, emailsQueuedSince, queueEmails } from "../db/queries/outbox";
 import { realmById } from "../db/queries/realms";
 import { serverSecret } from "../db/queries/server-secrets";
 import { peopleNamed, userById } from "../db/queries/users";
 import type { DatabaseAndBus } from "../caches/cache-bus";
 import { doUpdateSettings } from "./settings";
 
+/**
+ * Missed-message e-mails one address receives in an hour, at most, counting
+ * every e-mail queued to it: someone who starts many conversations with a
+ * person cannot flood their mailbox. Past it, the conversations are left to
+ * the person's next visit.
+ */
+export const MISSED_EMAILS_PER_HOUR = 12;
 /** Messages one scan looks at, at most (a transaction of bounded size). */
 const SCAN_SLICE = 1000;
 /** Messages older than this are never e-mailed (a scan that fell far behind catches up without). */
@@ -72,7 +79,11 @@ export async function queueMissedMessageEmails(
       new Date(now.getTime() - MAX_AGE_MS),
       new Date(sentBefore.getTime() - POLL_MARGIN_MS),
     );
-    const emails = await composeEmails(tx, missed, realmUrlOf, secret);
+    const emails = await withinHourlyCap(
+      tx,
+      await composeEmails(tx, missed, realmUrlOf, secret),
+      new Date(now.getTime() - 3_600_000),
+    );
     await queueEmails(tx, emails);
     await advanceMissedMessageScan(tx, upTo);
     return emails.length;
@@ -166,6 +177,24 @@ async function composeEmails(
         body_text: body,
       },
     ];
+  });
+}
+
+/** The first of `emails` each address may still receive this hour ({@link MISSED_EMAILS_PER_HOUR}). */
+async function withinHourlyCap(
+  tx: Tx,
+  emails: readonly OutboxEmailRow[],
+  hourAgo: Date,
+): Promise<OutboxEmailRow[]> {
+  const queued = await emailsQueuedSince(
+    tx,
+    [...new Set(emails.map((email) => email.to_address))],
+    hourAgo,
+  );
+  return emails.filter((email) => {
+    const count = queued.get(email.to_address) ?? 0;
+    queued.set(email.to_address, count + 1);
+    return count < MISSED_EMAILS_PER_HOUR;
   });
 }
 

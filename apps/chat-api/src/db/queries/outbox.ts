@@ -20,6 +20,23 @@ export async function queueEmail(tx: Tx, row: OutboxEmailRow): Promise<void> {
   });
 }
 
+/** How many e-mails were queued to each of `addresses` since `since` (absent: none). */
+export async function emailsQueuedSince(
+  tx: Tx,
+  addresses: readonly string[],
+  since: Date,
+): Promise<Map<string, number>> {
+  if (addresses.length === 0) return new Map();
+  const rows = await tx.q
+    .selectFrom("outbox_emails")
+    .select(["to_address", (eb) => eb.fn.countAll<string>().as("queued")])
+    .where("to_address", "=", (eb) => eb.fn.any(eb.val([...addresses])))
+    .where("date_created", ">=", since)
+    .groupBy("to_address")
+    .execute();
+  return new Map(rows.map((row) => [row.to_address, Number(row.queued)]));
+}
+
 /** Puts e-mails in the outbox in one statement (each checked as {@link queueEmail} checks one). */
 export async function queueEmails(tx: Tx, rows: readonly OutboxEmailRow[]): Promise<void> {
   if (rows.length === 0) return;
