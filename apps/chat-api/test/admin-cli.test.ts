@@ -252,6 +252,12 @@ describe("the admin CLI", () => {
       /no realm with subdomain "atlantis"/,
     ],
     [
+      "a realm name with a line break",
+      ["create-realm", "--subdomain", "evil", "--name", "Evil\nCorp"],
+      1,
+      /Invalid characters in organization name/,
+    ],
+    [
       "a taken subdomain",
       ["create-realm", "--subdomain", "lear", "--name", "Again"],
       1,

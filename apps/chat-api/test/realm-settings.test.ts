@@ -37,10 +37,15 @@ it("renames the organization, telling its people", async () => {
   expect(await listen()).toEqual([]);
 });
 
-it("refuses a blank or long name and members, changing nothing", async () => {
+it("refuses a blank or long name, one with a line break, and members, changing nothing", async () => {
   expect((await patch("iago", { name: " " })).body).toEqual(
     apiError("Organization name can't be empty."),
   );
+  // The name goes into e-mails' subjects: a line break there would be a header injection.
+  for (const name of ["Evil\r\nBcc: everyone@example.net", "Tab\there", "Bell\u0007"])
+    expect((await patch("iago", { name })).body).toEqual(
+      apiError("Invalid characters in organization name."),
+    );
   expect((await patch("iago", { name: "x".repeat(41) })).body).toEqual(
     apiError("Organization name is too long."),
   );

@@ -6,7 +6,9 @@ import {
   systemGroupsOf,
 } from "../db/queries/system-groups";
 import type { Tx } from "../db/kysely";
+import { JsonableError } from "@repo/envelope";
 import { Role } from "../lib/roles";
+import { codePoints } from "../lib/text";
 
 /** System groups, each containing the next by subgroup (role:owners is in role:administrators...). */
 export const SYSTEM_GROUPS = [
@@ -31,6 +33,23 @@ export const GROUP_OF_ROLE: Record<number, (typeof SYSTEM_GROUPS)[number]> = {
 /** A system group's name. */
 export type SystemGroupName = (typeof SYSTEM_GROUPS)[number] | "role:nobody";
 
+/** An organization name's longest length (Zulip's `MAX_REALM_NAME_LENGTH`). */
+export const MAX_REALM_NAME_LENGTH = 40;
+
+/**
+ * An organization's name, trimmed, checked with Zulip's rules, and without
+ * control characters: the name is in e-mails' subjects, where a line break
+ * would be refused (header injection) and stop the realm's e-mails.
+ */
+export function checkRealmName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed === "") throw new JsonableError("Organization name can't be empty.");
+  if (codePoints(trimmed) > MAX_REALM_NAME_LENGTH)
+    throw new JsonableError("Organization name is too long.");
+  if (/\p{Cc}/u.test(trimmed)) throw new JsonableError("Invalid characters in organization name.");
+  return trimmed;
+}
+
 /**
  * Creates a realm with its system groups and Zulip's default permission
  * settings; returns the realm id and the system groups by name.
@@ -39,7 +58,7 @@ export async function createRealm(
   tx: Tx,
   realm: { subdomain: string; name: string; description?: string },
 ): Promise<{ realmId: number; groups: Record<SystemGroupName, number> }> {
-  const realmId = await insertRealm(tx, realm);
+  const realmId = await insertRealm(tx, { ...realm, name: checkRealmName(realm.name) });
   const groups = {} as Record<SystemGroupName, number>;
   for (const name of [...SYSTEM_GROUPS, "role:nobody"] as const) {
     groups[name] = await insertSystemGroup(tx, realmId, name);

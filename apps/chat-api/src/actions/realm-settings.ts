@@ -11,7 +11,7 @@ import { isOwner } from "../lib/roles";
 import { codePoints } from "../lib/text";
 import { LANGUAGE_CODE } from "../lib/user-settings";
 import { type GroupSettingUpdate, changeGroupSetting, readGroupSetting } from "./group-settings";
-import { type SystemGroupName, systemGroupIds } from "./realm-creation";
+import { type SystemGroupName, checkRealmName, systemGroupIds } from "./realm-creation";
 
 /**
  * PATCH /realm (administrators; some settings owners only, as in Zulip):
@@ -21,9 +21,6 @@ import { type SystemGroupName, systemGroupIds } from "./realm-creation";
  * checks that read the settings (edit, delete and move limits, retention,
  * who may invite, create channels, groups and bots) follow at once.
  */
-
-/** An organization name's longest length (Zulip's `MAX_REALM_NAME_LENGTH`). */
-export const MAX_REALM_NAME_LENGTH = 40;
 
 /** A realm description's longest length (Zulip's `MAX_REALM_DESCRIPTION_LENGTH`). */
 export const MAX_REALM_DESCRIPTION_LENGTH = 1000;
@@ -184,10 +181,7 @@ interface ScalarChange {
 function checkScalars(actor: AuthedUser, change: RealmSettingsChange): ScalarChange[] {
   const scalars: ScalarChange[] = [];
   if (change.name !== undefined) {
-    const name = change.name.trim();
-    if (name === "") throw new JsonableError("Organization name can't be empty.");
-    if (codePoints(name) > MAX_REALM_NAME_LENGTH)
-      throw new JsonableError("Organization name is too long.");
+    const name = checkRealmName(change.name);
     scalars.push({ property: "name", value: name, column: { name }, wire: name });
   }
   if (change.description !== undefined) {
