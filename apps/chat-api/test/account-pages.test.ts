@@ -1,7 +1,14 @@
 import { request } from "undici";
 import { runAdmin } from "../src/cli/admin";
 import { type Mailbox, linkIn, startMailingServer } from "./support/mailbox";
-import { type Cast, ROOT_HOST, type TestServer, channelIds, loadCast } from "./support/server";
+import {
+  type Cast,
+  ROOT_HOST,
+  type TestServer,
+  channelIds,
+  listenAs,
+  loadCast,
+} from "./support/server";
 
 /**
  * The server's pages, as a browser without scripts uses them: a form is
@@ -304,15 +311,45 @@ describe("/register/ and /accounts/do_confirm/<key>/: signing up by e-mail", () 
     expect(throwaway.text).toContain("Please use your real email address.");
 
     expect((await patchRealm({ emails_restricted_to_domains: "true" })).status).toBe(200);
-    const lines: string[] = [];
-    const code = await runAdmin(
-      ["realm-domain", "--realm", "", "--add", "example.org"],
-      (t) => lines.push(t),
-      (t) => lines.push(t),
-      process.env,
-      server.db,
-    );
-    expect([code, lines]).toEqual([0, ["added example.org"]]);
+    // The realm's people hear of each change of its domains.
+    const poll = await listenAs(server, cast.as("hamlet"), ["realm_domains"]);
+    const domainCommand = async (...args: string[]) => {
+      const lines: string[] = [];
+      const code = await runAdmin(
+        ["realm-domain", "--realm", "", ...args],
+        (t) => lines.push(t),
+        (t) => lines.push(t),
+        process.env,
+        server.db,
+      );
+      return [code, lines];
+    };
+    expect(await domainCommand("--add", "example.net", "--allow-subdomains")).toEqual([
+      0,
+      ["added example.net and its subdomains"],
+    ]);
+    expect(await domainCommand("--add", "example.net")).toEqual([0, ["changed example.net"]]);
+    expect(await domainCommand("--add", "example.net")).toEqual([0, ["unchanged example.net"]]);
+    expect(await domainCommand("--remove", "example.net")).toEqual([0, ["removed example.net"]]);
+    expect(await domainCommand("--add", "example.org")).toEqual([0, ["added example.org"]]);
+    expect(await poll()).toEqual([
+      {
+        type: "realm_domains",
+        op: "add",
+        realm_domain: { domain: "example.net", allow_subdomains: true },
+      },
+      {
+        type: "realm_domains",
+        op: "change",
+        realm_domain: { domain: "example.net", allow_subdomains: false },
+      },
+      { type: "realm_domains", op: "remove", domain: "example.net" },
+      {
+        type: "realm_domains",
+        op: "add",
+        realm_domain: { domain: "example.org", allow_subdomains: false },
+      },
+    ]);
     const elsewhere = await browser().fill("/register/", { email: "someone@example.net" });
     expect(elsewhere.text).toContain("is not in one of the domains");
 

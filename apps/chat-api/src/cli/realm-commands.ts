@@ -1,15 +1,10 @@
 /** The admin CLI's commands on organizations: create, list, import, sign-up domains. */
-import {
-  allRealms,
-  deleteRealmDomain,
-  realmById,
-  realmBySubdomain,
-  upsertRealmDomain,
-} from "../db/queries/realms";
+import { allRealms, realmById, realmBySubdomain } from "../db/queries/realms";
 import { OWNER_LINK_LIFETIME_MS } from "../actions/confirmation-links";
 import { queuePasswordLink } from "../actions/password-reset";
 import { createAccount } from "../actions/accounts";
 import { createRealm } from "../actions/realm-creation";
+import { doRemoveRealmDomain, doSetRealmDomain } from "../actions/realm-domains";
 import { ImportError, importRealm } from "../actions/realm-import";
 import { loadConfig } from "../lib/config";
 import { realmUrl } from "../lib/realm-url";
@@ -129,11 +124,11 @@ export const realmCommands: Record<string, Command> = {
         throw new UsageError(`"${domain}" is not a domain`);
       if (add !== undefined) {
         const subdomains = values["allow-subdomains"] === true;
-        await db.transaction((tx) => upsertRealmDomain(tx, realm, domain, subdomains));
-        return `added ${domain}${subdomains ? " and its subdomains" : ""}`;
+        const done = await doSetRealmDomain(db, realm, domain, subdomains);
+        return `${done} ${domain}${subdomains ? " and its subdomains" : ""}`;
       }
-      const removed = await db.transaction((tx) => deleteRealmDomain(tx, realm, domain));
-      if (!removed) throw new CommandError(`${domain} is not one of the realm's domains`);
+      if (!(await doRemoveRealmDomain(db, realm, domain)))
+        throw new CommandError(`${domain} is not one of the realm's domains`);
       return `removed ${domain}`;
     },
   },

@@ -139,6 +139,19 @@ export async function upsertRealmDomain(
   });
 }
 
+/** One of the realm's sign-up domains, if it is one. */
+export async function realmDomainNamed(
+  tx: Tx,
+  realmId: number,
+  domain: string,
+): Promise<{ allow_subdomains: boolean } | undefined> {
+  const row = await tx.prisma.realmDomain.findUnique({
+    where: { realm_id_domain: { realm_id: realmId, domain } },
+    select: { allow_subdomains: true },
+  });
+  return row ?? undefined;
+}
+
 /** Removes one of the realm's sign-up domains; whether it was there. */
 export async function deleteRealmDomain(tx: Tx, realmId: number, domain: string): Promise<boolean> {
   const { count } = await tx.prisma.realmDomain.deleteMany({

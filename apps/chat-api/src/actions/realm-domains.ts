@@ -1,0 +1,51 @@
+import type { Database } from "../db/database";
+import { deleteRealmDomain, realmDomainNamed, upsertRealmDomain } from "../db/queries/realms";
+import { activeUserIds } from "../db/queries/users";
+import { sendEvent } from "../realtime/queue";
+
+/** What {@link doSetRealmDomain} did. */
+export type DomainChange = "added" | "changed" | "unchanged";
+
+/**
+ * Adds `domain` to the realm's sign-up domains, or sets whether its
+ * subdomains may sign up, in one transaction with Zulip's `realm_domains`
+ * event (`add` or `change`) to the realm's people.
+ */
+export function doSetRealmDomain(
+  db: Database,
+  realmId: number,
+  domain: string,
+  allowSubdomains: boolean,
+): Promise<DomainChange> {
+  return db.transaction(async (tx) => {
+    const before = await realmDomainNamed(tx, realmId, domain);
+    if (before?.allow_subdomains === allowSubdomains) return "unchanged";
+    await upsertRealmDomain(tx, realmId, domain, allowSubdomains);
+    await sendEvent(tx, await activeUserIds(tx, realmId), {
+      type: "realm_domains",
+      op: before === undefined ? "add" : "change",
+      realm_domain: { domain, allow_subdomains: allowSubdomains },
+    });
+    return before === undefined ? "added" : "changed";
+  });
+}
+
+/**
+ * Removes `domain` from the realm's sign-up domains, in one transaction with
+ * Zulip's `realm_domains` `remove` event; whether it was there.
+ */
+export function doRemoveRealmDomain(
+  db: Database,
+  realmId: number,
+  domain: string,
+): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    if (!(await deleteRealmDomain(tx, realmId, domain))) return false;
+    await sendEvent(tx, await activeUserIds(tx, realmId), {
+      type: "realm_domains",
+      op: "remove",
+      domain,
+    });
+    return true;
+  });
+}
