@@ -31,17 +31,16 @@ const DATABASE_FREE = [
   "node-flags",
 ];
 
+// Test files about the PostgreSQL driver itself run in the PostgreSQL project only.
+const POSTGRES_ONLY = ["pg-client"];
+
 const project = (kind) => ({
   ...preset,
   displayName: kind,
-  ...(kind === "postgres"
-    ? {
-        testPathIgnorePatterns: [
-          ...(preset.testPathIgnorePatterns ?? ["/node_modules/"]),
-          `/test/(${DATABASE_FREE.join("|")})\\.test\\.ts$`,
-        ],
-      }
-    : {}),
+  testPathIgnorePatterns: [
+    ...(preset.testPathIgnorePatterns ?? ["/node_modules/"]),
+    `/test/(${(kind === "postgres" ? DATABASE_FREE : POSTGRES_ONLY).join("|")})\\.test\\.ts$`,
+  ],
   rootDir: __dirname,
   globals: { __TEST_DB__: kind, __TEST_TEMPLATES__: templates },
   globalSetup: "<rootDir>/test/support/global-setup.ts",

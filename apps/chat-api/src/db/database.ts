@@ -12,6 +12,7 @@ import { PrismaPGlite } from "pglite-prisma-adapter";
 import type { DB } from "../gen/kysely/tables";
 import { PrismaClient } from "../gen/prisma/client";
 import { type Tx, kyselyOver, txOn } from "./kysely";
+import { OneStatementAtATime } from "./pg-client";
 import {
   type SqlRunner,
   type SqlSession,
@@ -192,6 +193,7 @@ export async function createDatabase(
       // A database that does not answer fails requests (503) instead of holding them.
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       ...(schema === undefined ? {} : { options: `-c search_path="${schema}"` }),
+      Client: OneStatementAtATime,
     });
     // An idle connection the server closed (a restart, an outage): the pool drops it and
     // opens a new one on the next query; without a listener the process would crash.
