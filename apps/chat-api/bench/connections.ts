@@ -15,7 +15,14 @@
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { machine, quantile, table, writeSection } from "@repo/bench-kit";
-import { NO_ANSWER, type User, call, createLoadRealm, startReplicas } from "./load-realm";
+import {
+  NO_ANSWER,
+  type User,
+  call,
+  createLoadRealm,
+  registerMessageQueues,
+  startReplicas,
+} from "./load-realm";
 import { type PollCost, onBare, pollCost } from "./poll-cost";
 import type { FromWorker, PollJob, PollReport, ToWorker } from "./poll-worker";
 import { now } from "./poll-worker";
@@ -79,19 +86,13 @@ async function run(
   const failures: string[] = [];
   try {
     const listeners = users.slice(0, clients);
-    const queues: PollJob["listeners"] = [];
-    for (let from = 0; from < listeners.length; from += 50)
-      queues.push(
-        ...(await Promise.all(
-          listeners.slice(from, from + 50).map(async (user) => {
-            const reply = await call(port, user, "POST", "/register", {
-              event_types: '["message"]',
-            });
-            if (reply.status !== 200) throw new Error(`register: HTTP ${String(reply.status)}`);
-            return { user, port, queue: String(reply.json.queue_id) };
-          }),
-        )),
-      );
+    const queues: PollJob["listeners"] = (await registerMessageQueues(port, listeners)).map(
+      (queue, i) => ({
+        user: listeners[i] ?? users[0] ?? { id: 0, email: "", apiKey: "" },
+        port,
+        queue,
+      }),
+    );
     const workers = Array.from(
       { length: POLL_WORKERS },
       (_, w) =>

@@ -272,3 +272,29 @@ export async function call(
     json: (await response.body.json()) as Record<string, unknown>,
   };
 }
+
+/**
+ * Registers an event queue for messages (`event_types=["message"]`) for each
+ * of `users` on the server at `port`, `batch` at a time; answers the queue
+ * ids in the users' order.
+ */
+export async function registerMessageQueues(
+  port: number,
+  users: readonly User[],
+  batch = 50,
+): Promise<string[]> {
+  const queues: string[] = [];
+  for (let from = 0; from < users.length; from += batch)
+    queues.push(
+      ...(await Promise.all(
+        users.slice(from, from + batch).map(async (user) => {
+          const reply = await call(port, user, "POST", "/register", {
+            event_types: '["message"]',
+          });
+          if (reply.status !== 200) throw new Error(`register: HTTP ${String(reply.status)}`);
+          return String(reply.json.queue_id);
+        }),
+      )),
+    );
+  return queues;
+}

@@ -26,6 +26,7 @@ import {
   type User,
   call,
   createLoadRealm,
+  registerMessageQueues,
   startReplicas,
 } from "./load-realm";
 import { NODE_FLAGS } from "../src/node-flags";
@@ -151,11 +152,6 @@ async function connectedClients(): Promise<ClientOutcome> {
   // Read through a function: the polls' awaits let `finally` set it.
   const stopping = (): boolean => state.stopping;
   const held: Promise<void>[] = [];
-  const register = async (user: User): Promise<string> => {
-    const reply = await call(port, user, "POST", "/register", { event_types: '["message"]' });
-    if (reply.status !== 200) throw new Error(`register: HTTP ${String(reply.status)}`);
-    return String(reply.json.queue_id);
-  };
   const hold = async (user: User, queue: string): Promise<void> => {
     while (!state.stopping) {
       const reply = await call(
@@ -175,28 +171,30 @@ async function connectedClients(): Promise<ClientOutcome> {
   };
   try {
     // Warm-up: a few clients register, poll once, and their queues stay.
-    for (const user of realm.users.slice(most, most + WARM_UP_CLIENTS)) {
-      const queue = await register(user);
-      await call(port, user, "GET", "/events", {
-        queue_id: queue,
-        last_event_id: "-1",
-        dont_block: "true",
-      });
-    }
+    const warmUp = realm.users.slice(most, most + WARM_UP_CLIENTS);
+    for (const [i, queue] of (await registerMessageQueues(port, warmUp)).entries())
+      await call(
+        port,
+        warmUp[i] ?? realm.users[0] ?? { id: 0, email: "", apiKey: "" },
+        "GET",
+        "/events",
+        {
+          queue_id: queue,
+          last_event_id: "-1",
+          dont_block: "true",
+        },
+      );
     await sleep(IDLE_MS);
     const baseline = await memoryAfterGc(inspect);
     const steps: ClientStep[] = [];
     let connected = 0;
     for (const clients of [...CLIENT_STEPS].sort((a, b) => a - b)) {
       const joining = realm.users.slice(connected, clients);
-      // Registered 50 at a time, each then holding its long-poll.
-      for (let from = 0; from < joining.length; from += 50)
-        await Promise.all(
-          joining.slice(from, from + 50).map(async (user) => {
-            const queue = await register(user);
-            held.push(hold(user, queue));
-          }),
-        );
+      // Registered 50 at a time, then each holding its long-poll.
+      for (const [i, queue] of (await registerMessageQueues(port, joining)).entries()) {
+        const user = joining[i];
+        if (user !== undefined) held.push(hold(user, queue));
+      }
       connected = clients;
       await sleep(IDLE_MS + clients / 2);
       steps.push({ clients, memory: await memoryAfterGc(inspect), errors: state.errors });

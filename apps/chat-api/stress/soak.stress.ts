@@ -12,7 +12,13 @@
 import { type PrivatePostgres, autocannon, freePort, heapAfterGc } from "@repo/bench-kit";
 import { Client } from "pg";
 import { Agent } from "undici";
-import { NO_ANSWER, type User, addLoadUsers, call as callAs } from "../bench/load-realm";
+import {
+  NO_ANSWER,
+  type User,
+  addLoadUsers,
+  call as callAs,
+  registerMessageQueues,
+} from "../bench/load-realm";
 import { type ChatProcess, apiKey, chatDatabase, client, sleep, startChatApi } from "./support";
 
 const SOAK_SECONDS = Number(process.env.STRESS_SOAK_SECONDS ?? 180);
@@ -75,19 +81,7 @@ async function connect(port: number, users: readonly User[]): Promise<Listening>
   const stopping = (): boolean => state.stopping;
   const received: number[][] = users.map(() => []);
   const errors: string[] = [];
-  const queues: string[] = [];
-  for (let from = 0; from < users.length; from += 50)
-    queues.push(
-      ...(await Promise.all(
-        users.slice(from, from + 50).map(async (user) => {
-          const reply = await callAs(port, user, "POST", "/register", {
-            event_types: '["message"]',
-          });
-          if (reply.status !== 200) throw new Error(`register: HTTP ${String(reply.status)}`);
-          return String(reply.json.queue_id);
-        }),
-      )),
-    );
+  const queues = await registerMessageQueues(port, users);
   const held = users.map(async (user, i) => {
     let last = -1;
     while (!state.stopping) {
