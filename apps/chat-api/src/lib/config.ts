@@ -85,9 +85,10 @@ const schema = z.object({
   /**
    * Log lines are buffered up to this many bytes before one write (pino's
    * asynchronous logging), and written at least every 100 ms and at exit; 0
-   * writes each line as it comes.
+   * writes each line as it comes. At most 16,383: pino's destination
+   * (sonic-boom) refuses a buffer as large as its largest write, 16 KiB.
    */
-  CHAT_LOG_BUFFER_BYTES: z.coerce.number().int().min(0).max(1_048_576).default(4096),
+  CHAT_LOG_BUFFER_BYTES: z.coerce.number().int().min(0).max(16_383).default(4096),
   CHAT_CORS_ORIGINS: origins.default([]),
   /**
    * Oldest client versions served, as `Name=version` pairs (`ZulipMobile=27.192`); a
