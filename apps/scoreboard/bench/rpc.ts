@@ -18,6 +18,8 @@ import {
   type Served,
   freePort,
   h2load,
+  pairedCpus,
+  pinToCpus,
   processSeconds,
   machine,
   serve,
@@ -199,7 +201,7 @@ function sameAnswer(c: Case, ours: Buffer, reference: Buffer): boolean {
   return a.total === b.total && JSON.stringify(a.entries) === JSON.stringify(b.entries); // fetched_at differs
 }
 
-async function load(port: number, c: Case): Promise<LoadResult> {
+async function load(port: number, c: Case, cpus?: string): Promise<LoadResult> {
   if (c.connectGet === true) {
     const query = new URLSearchParams({
       connect: "v1",
@@ -213,6 +215,7 @@ async function load(port: number, c: Case): Promise<LoadResult> {
       ...LOAD,
       url,
       ...(etag === null ? {} : { headers: { "if-none-match": etag }, okStatus: "3xx" as const }),
+      ...(cpus === undefined ? {} : { cpus }),
     });
   }
   return h2load({
@@ -220,7 +223,40 @@ async function load(port: number, c: Case): Promise<LoadResult> {
     url: `http://127.0.0.1:${port}${PATH}${c.method}`,
     body: framed(c.message),
     headers: GRPC_HEADERS,
+    ...(cpus === undefined ? {} : { cpus }),
   });
+}
+
+const median = (values: number[]) => summarize(values).median;
+
+/**
+ * Ours against `reference` at the same moment: both servers pinned to one
+ * shared CPU, each loaded by its own h2load on the other CPUs, round after
+ * round. Each round's ratio of requests/s is the ratio of their CPU costs per
+ * call under the same conditions (the machine's speed, which moves between
+ * seconds here, moves both); the median of the rounds' ratios. Undefined on a
+ * one-CPU machine.
+ */
+async function pairedRatio(
+  c: Case,
+  ours: Served,
+  reference: Served,
+): Promise<{ ratio: number; rounds: number[] } | undefined> {
+  const cpus = pairedCpus();
+  if (cpus === undefined) return undefined;
+  for (const served of [ours, reference])
+    if (served.child.pid !== undefined) await pinToCpus(served.child.pid, cpus.servers);
+  const rounds: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const [mine, theirs] = await Promise.all([
+      load(ours.port, c, cpus.load),
+      load(reference.port, c, cpus.load),
+    ]);
+    if (mine.failures + theirs.failures > 0)
+      throw new Error(`${c.name}: failed requests while paired`);
+    rounds.push(mine.requestsPerSecond / theirs.requestsPerSecond);
+  }
+  return { ratio: median(rounds), rounds };
 }
 
 const fmt = (n: number, digits = 0) =>
@@ -233,6 +269,7 @@ async function throughput(dir: string): Promise<string> {
   const rows: string[][] = [];
   const ratios: string[] = [];
   const gRpcRank: Record<string, number> = {};
+  const pairedRows: string[][] = [];
   for (const c of CASES.filter((k) => ONLY === undefined || ONLY.includes(k.name))) {
     const ours = await startOurs(files[c.board]);
     const reference = await startGrpcJs(files[c.board]);
@@ -264,9 +301,16 @@ async function throughput(dir: string): Promise<string> {
         cpu[target].push((spent * 1e6) / calls);
       }
     }
+    // Then the same calls paired, at the same moment on one shared CPU (gRPC cases only).
+    const paired =
+      c.connectGet === true
+        ? undefined
+        : {
+            grpcJs: await pairedRatio(c, ours, reference),
+            ceiling: await pairedRatio(c, ours, ceiling),
+          };
     await Promise.all([ours.stop(), reference.stop(), ceiling.stop()]);
-    const median = (target: Target) =>
-      summarize(results[target].map((r) => r.requestsPerSecond)).median;
+    const medianOf = (target: Target) => median(results[target].map((r) => r.requestsPerSecond));
     for (const target of ["ours", "grpc-js", "ceiling"] as const) {
       if (results[target].length === 0) continue;
       const rps = summarize(results[target].map((r) => r.requestsPerSecond));
@@ -285,18 +329,27 @@ async function throughput(dir: string): Promise<string> {
     if (c.connectGet === true) {
       const [rank, theirs] = [gRpcRank.ours ?? Number.NaN, gRpcRank["grpc-js"] ?? Number.NaN];
       ratios.push(
-        `- ${c.name}: ${fmt(median("ours") / theirs, 2)}x grpc-js's gRPC GetByRank, ${fmt(median("ours") / rank, 2)}x our gRPC GetByRank`,
+        `- ${c.name}: ${fmt(medianOf("ours") / theirs, 2)}x grpc-js's gRPC GetByRank, ${fmt(medianOf("ours") / rank, 2)}x our gRPC GetByRank`,
       );
     } else {
       if (c.name === "GetByRank") {
-        gRpcRank.ours = median("ours");
-        gRpcRank["grpc-js"] = median("grpc-js");
+        gRpcRank.ours = medianOf("ours");
+        gRpcRank["grpc-js"] = medianOf("grpc-js");
       }
       ratios.push(
-        `- ${c.name}: ${fmt(median("ours") / median("grpc-js"), 2)}x grpc-js, ${fmt(median("ours") / median("ceiling"), 2)}x the bare http2 ceiling`,
+        `- ${c.name}: ${fmt(medianOf("ours") / medianOf("grpc-js"), 2)}x grpc-js, ${fmt(medianOf("ours") / medianOf("ceiling"), 2)}x the bare http2 ceiling`,
       );
+      if (paired?.grpcJs !== undefined && paired.ceiling !== undefined)
+        pairedRows.push([
+          c.name,
+          `**${fmt(paired.grpcJs.ratio, 2)}x**`,
+          paired.grpcJs.rounds.map((r) => fmt(r, 2)).join(", "),
+          `**${fmt(paired.ceiling.ratio, 2)}x**`,
+          paired.ceiling.rounds.map((r) => fmt(r, 2)).join(", "),
+        ]);
     }
   }
+  const pairedCpuList = pairedCpus();
   return [
     table(
       ["call", "server", "requests/s (median)", "spread", "p50 ms", "p99 ms", "CPU µs per call"],
@@ -306,6 +359,19 @@ async function throughput(dir: string): Promise<string> {
     "Ratios of the medians, ours over the reference:",
     "",
     ...ratios,
+    "",
+    pairedCpuList === undefined
+      ? "Paired ratios: not measured (one CPU)."
+      : `Paired ratios, ours over the reference loaded at the same moment, both servers pinned to CPU ${pairedCpuList.servers} and each h2load to CPU ${pairedCpuList.load} (${String(ROUNDS)} rounds; the median of the rounds' ratios, then each round's):`,
+    "",
+    ...(pairedRows.length === 0
+      ? []
+      : [
+          table(
+            ["call", "vs grpc-js", "rounds", "vs the bare http2 ceiling", "rounds"],
+            pairedRows,
+          ),
+        ]),
   ].join("\n");
 }
 
@@ -424,7 +490,7 @@ async function main(): Promise<void> {
           "## scoreboard: calls",
           "",
           where,
-          `Each call: ${ROUNDS} rounds of ${SECONDS} s (after 1 s of warm-up) per server, servers taking turns; h2load with ${LOAD.connections} connections x ${LOAD.streams} streams, one thread. Spread = (max - min) / median of the rounds' requests/s.`,
+          `Each call: ${ROUNDS} rounds of ${SECONDS} s (after 1 s of warm-up) per server, servers taking turns; h2load with ${LOAD.connections} connections x ${LOAD.streams} streams, one thread. Spread = (max - min) / median of the rounds' requests/s. Then, for the gRPC calls, ${ROUNDS} paired rounds against each reference (see "Paired rounds" above).`,
           "",
           calls,
         ].join("\n"),

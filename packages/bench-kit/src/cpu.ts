@@ -1,4 +1,7 @@
+import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { promisify } from "node:util";
 
 /** Linux's clock ticks per second (USER_HZ), in which /proc reports CPU time. */
 export const JIFFIES = 100;
@@ -22,4 +25,22 @@ export function processStat(pid: string): { name: string; seconds: number } | un
 /** CPU seconds used so far by process `pid` (0 when there is none). */
 export function processSeconds(pid: number | undefined): number {
   return pid === undefined ? 0 : (processStat(String(pid))?.seconds ?? 0);
+}
+
+/**
+ * Pins every thread of process `pid` (and the threads it starts later) to
+ * the CPUs in `cpus` (taskset's list, e.g. "1"), with util-linux's taskset.
+ */
+export async function pinToCpus(pid: number, cpus: string): Promise<void> {
+  await promisify(execFile)("taskset", ["--all-tasks", "--cpu-list", "--pid", cpus, String(pid)]);
+}
+
+/**
+ * CPUs for a paired measurement: the servers compared share the last CPU
+ * and their load generators the others; undefined on a one-CPU machine.
+ */
+export function pairedCpus(): { servers: string; load: string } | undefined {
+  const count = availableParallelism();
+  if (count < 2) return undefined;
+  return { servers: String(count - 1), load: count === 2 ? "0" : `0-${String(count - 2)}` };
 }

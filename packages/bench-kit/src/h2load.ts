@@ -22,6 +22,8 @@ export interface H2loadOptions {
   rate?: number;
   /** The status class every answer must have (3xx for revalidations); default 2xx. */
   okStatus?: "2xx" | "3xx";
+  /** Run h2load on these CPUs only (taskset's list, e.g. "0"); anywhere when absent. */
+  cpus?: string;
 }
 
 /** What one run measured. */
@@ -61,7 +63,11 @@ export async function h2load(options: H2loadOptions): Promise<LoadResult> {
     for (const [name, value] of Object.entries(options.headers ?? {}))
       args.push("-H", `${name}: ${value}`);
     args.push(options.url);
-    const { stdout } = await run("h2load", args, { maxBuffer: 16 * 1024 * 1024 });
+    const [command, commandArgs] =
+      options.cpus === undefined
+        ? ["h2load", args]
+        : ["taskset", ["--cpu-list", options.cpus, "h2load", ...args]];
+    const { stdout } = await run(command, commandArgs, { maxBuffer: 16 * 1024 * 1024 });
     const low = options.okStatus === "3xx" ? 300 : 200;
     const codes = /status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx/.exec(stdout);
     const failed = /requests: \d+ total, \d+ started, \d+ done, \d+ succeeded, (\d+) failed/.exec(

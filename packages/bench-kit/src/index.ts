@@ -19,4 +19,4 @@ export { machine, table, toolVersion, writeSection } from "./report";
 export { type Summary, quantile, summarize } from "./stats";
 export { type PrivatePostgres, privatePostgres } from "./private-postgres";
 export { type MemoryUsage, heapAfterGc, memoryAfterGc } from "./inspector";
-export { JIFFIES, processSeconds, processStat } from "./cpu";
+export { JIFFIES, pairedCpus, pinToCpus, processSeconds, processStat } from "./cpu";
