@@ -1,5 +1,5 @@
 import { TRANSACTION_ATTEMPTS } from "../src/db/database";
-import { isTransactionConflict } from "../src/db/unavailable";
+import { isDatabaseUnavailable, isTransactionConflict } from "../src/db/unavailable";
 import { TEST_DB_KIND, type TestDatabase, freshDatabase } from "./support/database";
 import {
   type Cast,
@@ -64,6 +64,35 @@ describe("a transaction PostgreSQL picks as a deadlock's victim", () => {
     expect(isTransactionConflict({ code: "23505", message: "duplicate key" })).toBe(false);
     expect(isTransactionConflict(new Error("Invalid message(s)"))).toBe(false);
     expect(TRANSACTION_ATTEMPTS).toBeGreaterThan(1);
+  });
+
+  it("that waited past its maxWait for a connection is the database being unavailable (503), not a defect", async () => {
+    // More transactions at once than the pool has connections (4 in the
+    // tests on PostgreSQL, PGlite's one), each holding its connection 700 ms:
+    // those that wait more than 100 ms for one fail, and say why.
+    const holding = Array.from({ length: 5 }, () =>
+      db.transaction(
+        async (tx) => {
+          await tx.q.selectFrom("users").select("id").limit(1).execute();
+          await new Promise((resolve) => setTimeout(resolve, 700));
+        },
+        { maxWait: 100, timeout: 5000 },
+      ),
+    );
+    const outcomes = await Promise.allSettled(holding);
+    const failures: unknown[] = outcomes.flatMap((o): unknown[] =>
+      o.status === "rejected" ? [o.reason] : [],
+    );
+    expect(failures.length).toBeGreaterThan(0);
+    expect(failures.length).toBeLessThan(outcomes.length);
+    expect(failures.map((error) => isDatabaseUnavailable(error))).toEqual(failures.map(() => true));
+    // Another refusal of Prisma's transaction API (its run past `timeout`) stays a defect.
+    expect(
+      isDatabaseUnavailable({
+        code: "P2028",
+        message: "Transaction API error: Transaction already closed: the timeout expired.",
+      }),
+    ).toBe(false);
   });
 });
 

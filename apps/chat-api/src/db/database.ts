@@ -54,21 +54,26 @@ export type DatabaseConfig =
 export const TRANSACTION_ATTEMPTS = 4;
 
 /**
- * Prisma's limit on a transaction's run, by database: 5 s on PostgreSQL
- * (Prisma's default: a transaction holds one of the pool's connections). The
- * embedded database has one connection, which every request waits for while
- * a transaction runs whatever its limit, and it shares the process's CPU with
- * them: there a limit only turned a slow write into a 500 (65 subscriptions
- * to channels of 3,000 people took 1.5 s on an idle machine, past 5 s on a
- * busy one), so it is 60 s.
+ * Prisma's limits on a transaction, by database: on PostgreSQL, 2 s to get
+ * one of the pool's connections and 5 s to run (Prisma's defaults: a
+ * transaction holds a connection; past the wait, the pool is exhausted and
+ * the request is answered 503). The embedded database has one connection,
+ * which every request waits for while a transaction runs whatever its limit,
+ * and it shares the process's CPU with them: there a limit only turned a slow
+ * write into a 500 (65 subscriptions to channels of 3,000 people took 1.5 s
+ * on an idle machine, past 5 s on a busy one; two people accepting one
+ * invitation at once on a loaded machine, the second waiting past 2 s for the
+ * connection), so both are 60 s.
  */
 const DEFAULT_TRANSACTION_OPTIONS: Record<Database["kind"], TransactionOptions> = {
-  postgres: { timeout: 5000 },
-  pglite: { timeout: 60_000 },
+  postgres: { maxWait: 2000, timeout: 5000 },
+  pglite: { maxWait: 60_000, timeout: 60_000 },
 };
 
 /** Options of one transaction. */
 export interface TransactionOptions {
+  /** Longest wait for a connection before the transaction starts (default 2 s). */
+  maxWait?: number;
   /** Longest run before it is rolled back (default 5 s; the demo seed needs more). */
   timeout?: number;
 }

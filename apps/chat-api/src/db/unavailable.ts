@@ -20,7 +20,7 @@ const SOCKET_CODES = new Set([
  */
 const SERVER_GONE = /^(08...|57P0[123]|53300)$/;
 
-/** Prisma's codes for an unreachable database, a closed connection, a pool timeout. */
+/** Prisma's codes for an unreachable database, a closed connection, a pool timeout (and see P2028 below). */
 const PRISMA_CODES = new Set(["P1001", "P1002", "P1008", "P1017", "P2024"]);
 
 /** Prisma driver adapters' error kinds for the same. */
@@ -35,6 +35,9 @@ const ADAPTER_KINDS = new Set([
 const PG_MESSAGES =
   /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection closed/i;
 
+/** Prisma's P2028 when a transaction waited its `maxWait` for a connection: the pool is exhausted. */
+const NO_CONNECTION_IN_TIME = /Unable to start a transaction in the given time/;
+
 /**
  * Whether `error` (or one of its causes) says the database cannot be reached
  * now, as opposed to a statement it refused: the request may succeed later,
@@ -46,7 +49,8 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     ({ codes, kind, message }) =>
       codes.some((c) => SOCKET_CODES.has(c) || PRISMA_CODES.has(c) || SERVER_GONE.test(c)) ||
       (kind !== undefined && ADAPTER_KINDS.has(kind)) ||
-      (message !== undefined && PG_MESSAGES.test(message)),
+      (message !== undefined && PG_MESSAGES.test(message)) ||
+      (codes.includes("P2028") && message !== undefined && NO_CONNECTION_IN_TIME.test(message)),
   );
 }
 
