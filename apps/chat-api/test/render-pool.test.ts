@@ -1,6 +1,7 @@
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { JsonableError, RateLimitedError } from "@repo/envelope";
+import { loadConfig, renderSettings } from "../src/lib/config";
 import { EMPTY_CONTEXT, RENDER_TIMEOUT_MESSAGE } from "../src/lib/markdown";
 import {
   DEFAULT_RENDER_SETTINGS,
@@ -60,6 +61,18 @@ it("ends a thread that waited idleMs for work, and starts one again for the next
   expect(p.threadCount).toBe(0);
   expect((await p.render("*later*", EMPTY_CONTEXT, 1)).html).toBe("<p><em>later</em></p>");
   expect(p.threadCount).toBe(1);
+});
+
+it("reads CHAT_RENDER_THREAD_IDLE_SECONDS as the idle time, from 1 s to a day, and refuses the rest", () => {
+  expect(renderSettings(loadConfig({})).idleMs).toBe(300_000);
+  expect(renderSettings(loadConfig({ CHAT_RENDER_THREAD_IDLE_SECONDS: "1" })).idleMs).toBe(1000);
+  expect(renderSettings(loadConfig({ CHAT_RENDER_THREAD_IDLE_SECONDS: "86400" })).idleMs).toBe(
+    86_400_000,
+  );
+  for (const bad of ["0", "-5", "86401", "1.5", "soon"])
+    expect(() => loadConfig({ CHAT_RENDER_THREAD_IDLE_SECONDS: bad })).toThrow(
+      /CHAT_RENDER_THREAD_IDLE_SECONDS/,
+    );
 });
 
 it("counts a render's time from when its thread takes it up, not from when it was asked", async () => {

@@ -24,7 +24,7 @@ import {
 } from "../db/queries/missed-messages";
 import { type OutboxEmailRow, emailsQueuedSince, queueEmails } from "../db/queries/outbox";
 import { realmById } from "../db/queries/realms";
-import { serverSecret } from "../db/queries/server-secrets";
+import { SECRET_NAMES, serverSecret } from "../db/queries/server-secrets";
 import { peopleNamed, userById } from "../db/queries/users";
 import type { DatabaseAndBus } from "../caches/cache-bus";
 import { doUpdateSettings } from "./settings";
@@ -217,7 +217,7 @@ function narrowLink(row: MissedMessage, userId: number): string {
 
 /** The server's key for unsubscribe links. */
 function unsubscribeSecret(db: Database): Promise<Buffer> {
-  return serverSecret(db, "unsubscribe-links");
+  return serverSecret(db, SECRET_NAMES.unsubscribeLinks);
 }
 
 /** A person's unsubscribe token: their id and its HMAC (no row, no expiry). */

@@ -1,5 +1,5 @@
 import type { Database } from "../db/database";
-import { deleteRealmDomain, realmDomainNamed, upsertRealmDomain } from "../db/queries/realms";
+import { deleteRealmDomain, setRealmDomain } from "../db/queries/realms";
 import { activeUserIds } from "../db/queries/users";
 import { sendEvent } from "../realtime/queue";
 
@@ -18,15 +18,14 @@ export function doSetRealmDomain(
   allowSubdomains: boolean,
 ): Promise<DomainChange> {
   return db.transaction(async (tx) => {
-    const before = await realmDomainNamed(tx, realmId, domain);
-    if (before?.allow_subdomains === allowSubdomains) return "unchanged";
-    await upsertRealmDomain(tx, realmId, domain, allowSubdomains);
+    const change = await setRealmDomain(tx, realmId, domain, allowSubdomains);
+    if (change === "unchanged") return change;
     await sendEvent(tx, await activeUserIds(tx, realmId), {
       type: "realm_domains",
-      op: before === undefined ? "add" : "change",
+      op: change === "added" ? "add" : "change",
       realm_domain: { domain, allow_subdomains: allowSubdomains },
     });
-    return before === undefined ? "added" : "changed";
+    return change;
   });
 }
 

@@ -1,4 +1,4 @@
-import { serverSecret } from "../db/queries/server-secrets";
+import { SECRET_NAMES, serverSecret } from "../db/queries/server-secrets";
 import { roleOf } from "../db/queries/users";
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import path from "node:path";
@@ -219,7 +219,7 @@ export async function lookupFile(db: Database, viewer: FileViewer, pathId: strin
 
 /** The key that signs temporary URLs, made once per server (the first replica to need it writes it). */
 function urlKey(db: Database): Promise<Buffer> {
-  return serverSecret(db, "temporary_file_urls");
+  return serverSecret(db, SECRET_NAMES.temporaryFileUrls);
 }
 
 const sign = (key: Buffer, payload: string): Buffer =>

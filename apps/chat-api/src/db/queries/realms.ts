@@ -126,30 +126,31 @@ export function realmDomains(tx: Tx, realmId: number) {
 }
 
 /** Adds (or changes) one of the realm's sign-up domains. */
-export async function upsertRealmDomain(
+/**
+ * Makes `domain` one of the realm's sign-up domains with `allowSubdomains`, in
+ * one statement (two setting it at once cannot both see it absent): whether
+ * it was added, changed, or already so.
+ */
+export async function setRealmDomain(
   tx: Tx,
   realmId: number,
   domain: string,
   allowSubdomains: boolean,
-): Promise<void> {
-  await tx.prisma.realmDomain.upsert({
-    where: { realm_id_domain: { realm_id: realmId, domain } },
-    create: { realm_id: realmId, domain, allow_subdomains: allowSubdomains },
-    update: { allow_subdomains: allowSubdomains },
-  });
-}
-
-/** One of the realm's sign-up domains, if it is one. */
-export async function realmDomainNamed(
-  tx: Tx,
-  realmId: number,
-  domain: string,
-): Promise<{ allow_subdomains: boolean } | undefined> {
-  const row = await tx.prisma.realmDomain.findUnique({
-    where: { realm_id_domain: { realm_id: realmId, domain } },
-    select: { allow_subdomains: true },
-  });
-  return row ?? undefined;
+): Promise<"added" | "changed" | "unchanged"> {
+  const row = await tx.q
+    .insertInto("realm_domains")
+    .values({ realm_id: realmId, domain, allow_subdomains: allowSubdomains })
+    .onConflict((oc) =>
+      oc
+        .columns(["realm_id", "domain"])
+        .doUpdateSet({ allow_subdomains: allowSubdomains })
+        .where("realm_domains.allow_subdomains", "<>", allowSubdomains),
+    )
+    // xmax is 0 on a row this statement inserted, and set on one it updated.
+    .returning(sql<boolean>`xmax = 0`.as("inserted"))
+    .executeTakeFirst();
+  if (row === undefined) return "unchanged";
+  return row.inserted ? "added" : "changed";
 }
 
 /** Removes one of the realm's sign-up domains; whether it was there. */
