@@ -1,10 +1,7 @@
 import type { Database } from "../db/database";
-import { deleteRealmDomain, setRealmDomain } from "../db/queries/realms";
+import { type DomainChange, deleteRealmDomain, setRealmDomain } from "../db/queries/realms";
 import { activeUserIds } from "../db/queries/users";
 import { sendEvent } from "../realtime/queue";
-
-/** What {@link doSetRealmDomain} did. */
-export type DomainChange = "added" | "changed" | "unchanged";
 
 /**
  * Adds `domain` to the realm's sign-up domains, or sets whether its

@@ -125,7 +125,9 @@ export function realmDomains(tx: Tx, realmId: number) {
   });
 }
 
-/** Adds (or changes) one of the realm's sign-up domains. */
+/** What setting one of the realm's sign-up domains did. */
+export type DomainChange = "added" | "changed" | "unchanged";
+
 /**
  * Makes `domain` one of the realm's sign-up domains with `allowSubdomains`, in
  * one statement (two setting it at once cannot both see it absent): whether
@@ -136,7 +138,7 @@ export async function setRealmDomain(
   realmId: number,
   domain: string,
   allowSubdomains: boolean,
-): Promise<"added" | "changed" | "unchanged"> {
+): Promise<DomainChange> {
   const row = await tx.q
     .insertInto("realm_domains")
     .values({ realm_id: realmId, domain, allow_subdomains: allowSubdomains })
