@@ -29,6 +29,7 @@ const DATABASE_FREE = [
   "embedded-data-dir",
   "log-output",
   "node-flags",
+  "dev-start",
 ];
 
 // Test files about the PostgreSQL driver itself run in the PostgreSQL project only.

@@ -2,8 +2,7 @@ import type { AddressInfo } from "node:net";
 import pino from "pino";
 import { missingNodeFlags } from "@repo/env";
 import { openDatabase } from "./db/open";
-import { migrate } from "./db/migrate";
-import { printFirstSteps, seedIfEmpty } from "./dev-start";
+import { prepareDevelopmentDatabase, printFirstSteps } from "./dev-start";
 import { isProduction, loadConfig } from "./lib/config";
 import { startServer } from "./server";
 import { createServices } from "./services";
@@ -30,16 +29,13 @@ async function main(): Promise<void> {
       { missing, expected: NODE_FLAGS },
       `started without the service's Node flags: long-polls will cost more garbage collection (run \`node ${NODE_FLAGS.join(" ")} dist/index.js\`, as pnpm start and the image do)`,
     );
+  // Development migrates and seeds its database itself (in a child process); production runs
+  // `db:migrate` before starting replicas.
+  if (!isProduction(config)) await prepareDevelopmentDatabase();
   const db = await openDatabase(config, (error) =>
     logger.warn({ err: error.message }, "lost a database connection"),
   );
-  if (!isProduction(config)) {
-    // Development applies migrations itself; production runs `db:migrate` before starting replicas.
-    const applied = await migrate(db.sql);
-    if (applied.length > 0) logger.info({ applied }, "applied migrations");
-  }
   const services = createServices(config, db, logger);
-  if (!isProduction(config)) await seedIfEmpty(services);
   const running = await startServer(services, {
     host: config.CHAT_HOST,
     port: config.PORT,

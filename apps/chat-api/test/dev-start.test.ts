@@ -1,0 +1,85 @@
+/**
+ * The development start (`pnpm start`) on the embedded database: its first
+ * start makes, migrates and seeds the data directory in a child process, so
+ * that the server keeps none of that memory; a later start finds it ready.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { spawnService } from "./support/service-process";
+
+interface Started {
+  messages: string[];
+  port: number;
+  stop: () => Promise<number | null>;
+}
+
+/** Starts the service on `dataDir` and waits until it listens (or exits, which throws). */
+async function start(dataDir: string): Promise<Started> {
+  const child = spawnService(dataDir);
+  const messages: string[] = [];
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  const port = await new Promise<number>((resolve, reject) => {
+    void exited.then((code) => reject(new Error(`exited with ${String(code)}`)));
+    createInterface({ input: child.stdout }).on("line", (line) => {
+      if (!line.startsWith("{")) return;
+      const record = JSON.parse(line) as { msg?: string; port?: number };
+      messages.push(record.msg ?? "");
+      if (record.msg === "chat-api listening") resolve(record.port ?? 0);
+    });
+  });
+  return {
+    messages,
+    port,
+    stop: () => {
+      child.kill("SIGTERM");
+      return exited;
+    },
+  };
+}
+
+async function hamletsKey(port: number): Promise<string> {
+  const answer = await fetch(`http://127.0.0.1:${String(port)}/api/v1/dev_fetch_api_key`, {
+    method: "POST",
+    body: new URLSearchParams({ username: "hamlet@example.com" }),
+  });
+  expect(answer.status).toBe(200);
+  return ((await answer.json()) as { api_key: string }).api_key;
+}
+
+describe("the development start", () => {
+  it("prepares a new data directory before it listens, and a later start finds it ready", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "chat-dev-start-"));
+    try {
+      const first = await start(dataDir);
+      const key = await hamletsKey(first.port);
+      expect(await first.stop()).toBe(0);
+      expect(first.messages).toContain("applied migrations");
+      expect(first.messages.indexOf("seeded the demo realm")).toBeLessThan(
+        first.messages.indexOf("chat-api listening"),
+      );
+      expect(first.messages).toContain("seeded the demo realm");
+
+      const later = await start(dataDir);
+      // The same realm, not seeded again (a new seed makes new keys).
+      expect(await hamletsKey(later.port)).toBe(key);
+      expect(await later.stop()).toBe(0);
+      expect(later.messages).not.toContain("applied migrations");
+      expect(later.messages).not.toContain("seeded the demo realm");
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("exits with an error, without listening, when the database cannot be prepared", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "chat-dev-start-"));
+    const notADirectory = join(dir, "file");
+    await writeFile(notADirectory, "");
+    try {
+      await expect(start(notADirectory)).rejects.toThrow("exited with 1");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
