@@ -23,6 +23,8 @@ import { type ChatProcess, apiKey, chatDatabase, client, sleep, startChatApi } f
 
 const SOAK_SECONDS = Number(process.env.STRESS_SOAK_SECONDS ?? 180);
 const WARM_UP_SECONDS = 20;
+/** The heap is read along the soak this often. */
+const SAMPLE_SECONDS = 600;
 /** Clients connected through the warm-up and the soak. */
 const CLIENTS = 1000;
 
@@ -189,7 +191,22 @@ describe("a three-minute soak", () => {
 
     const warm = await load(WARM_UP_SECONDS);
     const afterWarmUp = await heapAfterGc(inspectPort);
+    // The heap every 10 minutes of a long soak, under load: whether a growth
+    // levels off or keeps on. (Not in shorter ones: each full collection of
+    // this heap stalls the load for a moment.)
+    const samples: number[] = [];
+    const sampling = { stop: false };
+    const sampled = (async () => {
+      const started = Date.now();
+      for (let k = 1; k * SAMPLE_SECONDS < SOAK_SECONDS; k++) {
+        while (!sampling.stop && Date.now() < started + k * SAMPLE_SECONDS * 1000) await sleep(200);
+        if (sampling.stop) return;
+        samples.push(await heapAfterGc(inspectPort));
+      }
+    })();
     const soak = await load(SOAK_SECONDS);
+    sampling.stop = true;
+    await sampled;
     sending.stop = true;
     await sends;
     // The last message reaches every client.
@@ -211,6 +228,7 @@ describe("a three-minute soak", () => {
         heapAfterWarmUpMiB: +(afterWarmUp / 2 ** 20).toFixed(1),
         heapAfterRunMiB: +(afterRun / 2 ** 20).toFixed(1),
         heapChange: +(afterRun / afterWarmUp - 1).toFixed(3),
+        heapAlongMiB: samples.map((bytes) => +(bytes / 2 ** 20).toFixed(1)),
         clients: CLIENTS,
         messages: sent.length,
       })}\n`,
