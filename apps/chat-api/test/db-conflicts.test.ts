@@ -94,6 +94,21 @@ describe("a transaction PostgreSQL picks as a deadlock's victim", () => {
       }),
     ).toBe(false);
   });
+
+  it("given only a run limit, keeps the database's wait for a connection", async () => {
+    // The first holds its connection 2.5 s, past Prisma's own 2-s wait; on
+    // PGlite (one connection, a 60-s wait) the second waits for it.
+    const holds = db.transaction(async (tx) => {
+      await tx.q.selectFrom("users").select("id").limit(1).execute();
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const waits = db.transaction((tx) => tx.q.selectFrom("users").select("id").limit(1).execute(), {
+      timeout: 10_000,
+    });
+    const outcomes = await Promise.allSettled([holds, waits]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "fulfilled"]);
+  });
 });
 
 describe("senders all at once to overlapping audiences", () => {

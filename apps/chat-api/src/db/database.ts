@@ -70,11 +70,11 @@ const DEFAULT_TRANSACTION_OPTIONS: Record<Database["kind"], TransactionOptions> 
   pglite: { maxWait: 60_000, timeout: 60_000 },
 };
 
-/** Options of one transaction. */
+/** Options of one transaction; each one not given is the database's (above). */
 export interface TransactionOptions {
-  /** Longest wait for a connection before the transaction starts (default 2 s). */
+  /** Longest wait for a connection before the transaction starts. */
   maxWait?: number;
-  /** Longest run before it is rolled back (default 5 s; the demo seed needs more). */
+  /** Longest run before it is rolled back (the demo seed needs more than PostgreSQL's 5 s). */
   timeout?: number;
 }
 
@@ -294,15 +294,18 @@ function wrap(
         underWay++;
         try {
           const value = await opening.run(current, () =>
-            prisma.$transaction((tx) => {
-              if (current.session === undefined)
-                throw new Error("the transaction's connection was not noted");
-              return work(
-                txOn(tx, current.session, () => {
-                  events = true;
-                }),
-              );
-            }, options ?? DEFAULT_TRANSACTION_OPTIONS[kind]),
+            prisma.$transaction(
+              (tx) => {
+                if (current.session === undefined)
+                  throw new Error("the transaction's connection was not noted");
+                return work(
+                  txOn(tx, current.session, () => {
+                    events = true;
+                  }),
+                );
+              },
+              { ...DEFAULT_TRANSACTION_OPTIONS[kind], ...options },
+            ),
           );
           return { value, events };
         } finally {
