@@ -214,6 +214,12 @@ async function main(): Promise<void> {
   const clients = await connectedClients();
   const perClient = (step: ClientStep, key: "rss" | "heapUsed") =>
     `${((step.memory[key] - clients.baseline[key]) / step.clients / 1024).toFixed(1)} KB`;
+  // The growth from the row before, per client added: free of the baseline's
+  // own resident memory, which moves by several MB between runs.
+  const perAdded = (step: ClientStep, before: ClientStep | undefined) =>
+    before === undefined
+      ? "-"
+      : `${((step.memory.rss - before.memory.rss) / (step.clients - before.clients) / 1024).toFixed(1)} KB`;
   const markdown = [
     "## chat-api: memory (issue 53)",
     "",
@@ -229,7 +235,7 @@ async function main(): Promise<void> {
       ]),
     ),
     "",
-    `Connected clients (PostgreSQL, production start): each of N people registers one event queue (\`event_types=["message"]\`) and holds a long-poll on it, polling again after each heartbeat, as an idle Zulip client does; ${String(WARM_UP_CLIENTS)} clients came first, and the server with their queues is the baseline (${mib(clients.baseline.rss)} resident, ${mib(clients.baseline.heapUsed)} heap). Per client: the growth over the baseline divided by N.`,
+    `Connected clients (PostgreSQL, production start): each of N people registers one event queue (\`event_types=["message"]\`) and holds a long-poll on it, polling again after each heartbeat, as an idle Zulip client does; ${String(WARM_UP_CLIENTS)} clients came first, and the server with their queues is the baseline (${mib(clients.baseline.rss)} resident, ${mib(clients.baseline.heapUsed)} heap). Per client: the growth over the baseline divided by N; per added client: the growth from the row before divided by the clients added (the baseline's resident memory moves by several MB between runs, which moves the first figure at 1,000 clients by several KB).`,
     "",
     table(
       [
@@ -238,14 +244,16 @@ async function main(): Promise<void> {
         "heap in use",
         "per client, resident",
         "per client, heap",
+        "per added client, resident",
         "failed polls",
       ],
-      clients.steps.map((step) => [
+      clients.steps.map((step, i) => [
         step.clients.toLocaleString("en-US"),
         mib(step.memory.rss),
         mib(step.memory.heapUsed),
         `**${perClient(step, "rss")}**`,
         perClient(step, "heapUsed"),
+        perAdded(step, clients.steps[i - 1]),
         String(step.errors),
       ]),
     ),
