@@ -48,6 +48,7 @@ const ZULIP_MINIMUM =
 
 const MiB = 2 ** 20;
 const mib = (bytes: number): string => `${(bytes / MiB).toFixed(0)} MB`;
+const kib = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KB`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Idle {
@@ -213,13 +214,13 @@ async function main(): Promise<void> {
   const idle = [await idleOnPostgres(), ...(await idleEmbedded())];
   const clients = await connectedClients();
   const perClient = (step: ClientStep, key: "rss" | "heapUsed") =>
-    `${((step.memory[key] - clients.baseline[key]) / step.clients / 1024).toFixed(1)} KB`;
+    kib((step.memory[key] - clients.baseline[key]) / step.clients);
   // The growth from the row before, per client added: free of the baseline's
   // own resident memory, which moves by several MB between runs.
   const perAdded = (step: ClientStep, before: ClientStep | undefined) =>
     before === undefined
       ? "-"
-      : `${((step.memory.rss - before.memory.rss) / (step.clients - before.clients) / 1024).toFixed(1)} KB`;
+      : kib((step.memory.rss - before.memory.rss) / (step.clients - before.clients));
   const markdown = [
     "## chat-api: memory (issue 53)",
     "",

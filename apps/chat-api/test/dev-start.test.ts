@@ -6,8 +6,7 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
-import { spawnService } from "./support/service-process";
+import { onLogRecord, spawnService } from "./support/service-process";
 
 interface Started {
   messages: string[];
@@ -22,11 +21,9 @@ async function start(dataDir: string): Promise<Started> {
   const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
   const port = await new Promise<number>((resolve, reject) => {
     void exited.then((code) => reject(new Error(`exited with ${String(code)}`)));
-    createInterface({ input: child.stdout }).on("line", (line) => {
-      if (!line.startsWith("{")) return;
-      const record = JSON.parse(line) as { msg?: string; port?: number };
-      messages.push(record.msg ?? "");
-      if (record.msg === "chat-api listening") resolve(record.port ?? 0);
+    onLogRecord(child.stdout, (record) => {
+      messages.push(String(record.msg));
+      if (record.msg === "chat-api listening") resolve(Number(record.port));
     });
   });
   return {
@@ -56,10 +53,10 @@ describe("the development start", () => {
       const key = await hamletsKey(first.port);
       expect(await first.stop()).toBe(0);
       expect(first.messages).toContain("applied migrations");
+      expect(first.messages).toContain("seeded the demo realm");
       expect(first.messages.indexOf("seeded the demo realm")).toBeLessThan(
         first.messages.indexOf("chat-api listening"),
       );
-      expect(first.messages).toContain("seeded the demo realm");
 
       const later = await start(dataDir);
       // The same realm, not seeded again (a new seed makes new keys).

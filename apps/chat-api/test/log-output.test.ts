@@ -6,10 +6,9 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import pino from "pino";
 import { loadConfig } from "../src/lib/config";
-import { spawnService } from "./support/service-process";
+import { onLogRecord, spawnService } from "./support/service-process";
 
 /** Resolves once `check` holds, looking every 20 ms; rejects after `ms`. */
 async function until(check: () => boolean, ms: number, what: string): Promise<void> {
@@ -25,9 +24,7 @@ describe("chat-api's log output", () => {
     const dataDir = await mkdtemp(join(tmpdir(), "chat-log-"));
     const child = spawnService(dataDir);
     const records: Record<string, unknown>[] = [];
-    createInterface({ input: child.stdout }).on("line", (line) => {
-      if (line.startsWith("{")) records.push(JSON.parse(line) as Record<string, unknown>);
-    });
+    onLogRecord(child.stdout, (record) => records.push(record));
     const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
     const logged = (msg: string) => records.find((r) => r.msg === msg);
     try {

@@ -6,21 +6,18 @@ import type { ChildProcess } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { NODE_FLAGS } from "../src/node-flags";
-import { spawnService } from "./support/service-process";
+import { onLogRecord, spawnService } from "./support/service-process";
 
 const ROOT = join(__dirname, "..");
 
 /** Resolves with the first JSON log line of `child` whose msg matches `pattern`. */
 function logLine(child: ChildProcess, pattern: RegExp): Promise<Record<string, unknown>> {
   if (child.stdout === null) throw new Error("no stdout");
-  const lines = createInterface({ input: child.stdout });
+  const { stdout } = child;
   return new Promise((resolve, reject) => {
     child.once("exit", (code) => reject(new Error(`exited with ${String(code)}`)));
-    lines.on("line", (line) => {
-      if (!line.startsWith("{")) return;
-      const record = JSON.parse(line) as Record<string, unknown>;
+    onLogRecord(stdout, (record) => {
       if (typeof record.msg === "string" && pattern.test(record.msg)) resolve(record);
     });
   });

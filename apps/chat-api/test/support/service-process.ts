@@ -6,6 +6,7 @@
  */
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 
 /** Starts chat-api on `dataDir`, with `env` added to its environment. */
@@ -32,4 +33,14 @@ export function spawnService(
       stdio: ["ignore", "pipe", "inherit"],
     },
   );
+}
+
+/** Calls `listener` with each JSON log line (a pino record) `stdout` writes; other lines are skipped. */
+export function onLogRecord(
+  stdout: Readable,
+  listener: (record: Record<string, unknown>) => void,
+): void {
+  createInterface({ input: stdout }).on("line", (line) => {
+    if (line.startsWith("{")) listener(JSON.parse(line) as Record<string, unknown>);
+  });
 }
