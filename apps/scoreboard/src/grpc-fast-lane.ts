@@ -40,9 +40,11 @@ function quickRank(payload: Buffer): MessageShape<typeof GetByRankRequestSchema>
   const length = payload.length;
   if (length < 2 || length > 6 || payload[0] !== 0x08) return undefined;
   let rank = 0;
-  for (let i = 1; i < length; i++) {
+  // Each byte's weight, 128 times the last (a multiplication, not a power: `**` is a runtime call).
+  let weight = 1;
+  for (let i = 1; i < length; i++, weight *= 0x80) {
     const byte = payload[i] ?? 0;
-    rank += (byte & 0x7f) * 2 ** (7 * (i - 1));
+    rank += (byte & 0x7f) * weight;
     if (byte < 0x80) {
       // The varint must end the payload, be minimal (no trailing zero byte) and fit an int32.
       if (i !== length - 1 || (byte === 0 && i > 1) || rank > 0x7fffffff) return undefined;
