@@ -107,6 +107,13 @@ describe("parseBoard: CSV", () => {
     expect(await usernames(parseBoard(csv(text), { contentType: "text/csv" }))).toEqual(["b", "a"]);
   });
 
+  it("ranks by row order when the rank column is blank in every row", async () => {
+    const text = "rank,username,profile_path,country,grade,score\n,b,/b,,A,1\n,a,/a,,A,2\n";
+    const columns = parseBoard(csv(text), { contentType: "text/csv" });
+    expect(await usernames(columns)).toEqual(["b", "a"]);
+    expect(Array.from(columns.scores)).toEqual([1, 2]);
+  });
+
   it.each([
     ["a non-integer score", "username,profile_path,country,grade,score\na,/a,US,A,1.5\n"],
     ["a missing column", "username,profile_path,country,score\na,/a,US,1\n"],

@@ -15,9 +15,8 @@ export interface FormatHint {
   path?: string | undefined;
 }
 
-/** One validated row; `rank` is implied by its position once sorted. */
+/** One validated row; its rank is its position once sorted. */
 export interface BoardRow {
-  rank: number;
   username: string;
   profile_path: string;
   country: string;
@@ -116,12 +115,13 @@ function parseCsvBoard(text: string): { rows: RawRow[]; fetchedAt: null } {
   } catch (error) {
     throw new BoardFormatError(`CSV: ${error instanceof Error ? error.message : "unreadable"}`);
   }
-  const rows = records.map((record) => {
-    const row: RawRow = { ...record, score: parseCsvInteger(record.score) };
-    if (record.rank === undefined || record.rank === "") delete row.rank;
-    else row.rank = parseCsvInteger(record.rank);
-    return row;
-  });
+  // Each record becomes its row in place: a copy of a million records would be
+  // a million more objects alive at the parse's peak. (An empty rank is no rank.)
+  const rows: RawRow[] = records;
+  for (const row of rows) {
+    row.score = parseCsvInteger(row.score);
+    if (row.rank !== undefined) row.rank = row.rank === "" ? undefined : parseCsvInteger(row.rank);
+  }
   return { rows, fetchedAt: null };
 }
 
@@ -131,7 +131,11 @@ function isInt32(value: unknown): value is number {
   );
 }
 
-/** Validates rows and orders them by rank (explicit ranks, or input order when none has one). */
+/**
+ * Validates rows and orders them by rank (explicit ranks, or input order when
+ * none has one). The rows themselves are ordered, not copies of them: a
+ * million-entry board makes no second million objects.
+ */
 export function validateRows(rows: readonly RawRow[]): BoardRow[] {
   if (rows.length === 0) throw new BoardFormatError("the board is empty");
   if (rows.length > INT32_MAX) throw new BoardFormatError("the board is too large");
@@ -159,14 +163,7 @@ export function validateRows(rows: readonly RawRow[]): BoardRow[] {
     }
     if (sorted[rank - 1] !== undefined)
       throw new BoardFormatError(`${where}: rank ${rank} repeated`);
-    sorted[rank - 1] = {
-      rank,
-      username,
-      profile_path: row.profile_path as string,
-      country: row.country as string,
-      grade: row.grade as string,
-      score: row.score,
-    };
+    sorted[rank - 1] = row as RawRow & BoardRow; // every field checked above
   });
   return sorted as BoardRow[];
 }
@@ -217,9 +214,14 @@ export function toColumns(
   };
 }
 
-/** Parses, validates and packs a fetched board; throws {@link BoardFormatError}. */
-export function parseBoard(bytes: Uint8Array, hint: FormatHint): BoardColumns {
-  const digest = createHash("sha256").update(bytes).digest("hex");
+/**
+ * The rows of a fetched board, decoded and parsed. The decoded text lives only
+ * in here: it is garbage (as large as the body) once the rows are read.
+ */
+function parseRows(
+  bytes: Uint8Array,
+  hint: FormatHint,
+): { rows: RawRow[]; fetchedAt: number | null } {
   const decoder = new TextDecoder("utf-8", { fatal: true });
   let text: string;
   try {
@@ -227,7 +229,12 @@ export function parseBoard(bytes: Uint8Array, hint: FormatHint): BoardColumns {
   } catch {
     throw new BoardFormatError("body is not valid UTF-8");
   }
-  const { rows, fetchedAt } =
-    detectFormat(text, hint) === "json" ? parseJsonBoard(text) : parseCsvBoard(text);
+  return detectFormat(text, hint) === "json" ? parseJsonBoard(text) : parseCsvBoard(text);
+}
+
+/** Parses, validates and packs a fetched board; throws {@link BoardFormatError}. */
+export function parseBoard(bytes: Uint8Array, hint: FormatHint): BoardColumns {
+  const digest = createHash("sha256").update(bytes).digest("hex");
+  const { rows, fetchedAt } = parseRows(bytes, hint);
   return toColumns(validateRows(rows), fetchedAt, digest);
 }
