@@ -14,9 +14,12 @@ describe.each(APPS)("the %s Dockerfile", (app) => {
   it("runs, as a non-root user, what the build produces", () => {
     const final = stagesOf(parseDockerfile(dockerfile(app))).at(-1);
     const entrypoint = final?.instructions.find((i) => i.keyword === "ENTRYPOINT")?.args;
-    // Each app runs with its Node flags (apps/<app>/src/node-flags.ts, tested there).
-    const flags = app === "scoreboard" ? ["--single-threaded-gc"] : ["--max-semi-space-size=64"];
-    expect(JSON.parse(entrypoint ?? "null")).toEqual(["node", ...flags, "dist/index.js"]);
+    // `node`, the app's Node flags, the build. Which flags: apps/<app>/src/node-flags.ts,
+    // whose test checks them against this ENTRYPOINT.
+    const [command, ...rest] = JSON.parse(entrypoint ?? "[]") as string[];
+    expect(command).toBe("node");
+    expect(rest.at(-1)).toBe("dist/index.js");
+    expect(rest.slice(0, -1).filter((arg) => !arg.startsWith("--"))).toEqual([]);
     expect(existsSync(join(REPO_ROOT, "apps", app, "src/index.ts"))).toBe(true);
   });
 });
@@ -50,10 +53,7 @@ describe("the Dockerfile rules catch what they are for", () => {
 
   it("a shell-form entrypoint, another base image, build tools in the final stage", () => {
     const bad = good
-      .replace(
-        'ENTRYPOINT ["node", "--single-threaded-gc", "dist/index.js"]',
-        "ENTRYPOINT node dist/index.js",
-      )
+      .replace(/^ENTRYPOINT \[.*\]$/m, "ENTRYPOINT node dist/index.js")
       .replace("ARG NODE_IMAGE=node:22-bookworm-slim", "ARG NODE_IMAGE=node:22")
       .replace("ENV NODE_ENV=production", "ENV NODE_ENV=production\nRUN apt-get install -y make");
     const problems = checkDockerfile("scoreboard", bad);
