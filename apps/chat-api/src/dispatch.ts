@@ -12,7 +12,7 @@ import {
   matchRoute,
   readParams,
 } from "./http/typed-endpoint";
-import { receiveUpload } from "./http/upload-body";
+import { type ReceivedFile, receiveUpload } from "./http/upload-body";
 import { removeFile } from "./lib/upload-store";
 import { UserShare } from "./lib/concurrency";
 import { MemoryBudget, defaultResidentBudget, processMemory } from "./lib/memory-budget";
@@ -56,6 +56,38 @@ async function uploadLimit(
 /** An operation found for a method and path. */
 export type Match = ReturnType<typeof matchRoute>;
 
+/** No names ignored: the common case, one array for all of them. */
+const NONE_IGNORED: readonly string[] = Object.freeze([]);
+
+/** The operation's parameters read from `fields`, and the names of the fields it did not read. */
+function readFields(
+  operation: Operation,
+  fields: Map<string, string>,
+  maxJsonDepth: number,
+): { values: ReturnType<typeof readParams>["values"]; ignored: readonly string[] } {
+  const { values, read } = readParams(operation.params, fields, maxJsonDepth);
+  const ignored = [...fields.keys()].filter((name) => !read.has(name));
+  return { values, ignored: ignored.length === 0 ? NONE_IGNORED : ignored };
+}
+
+/**
+ * Writes the handler's result once it is there: a frame of five values,
+ * which is all a long-poll keeps of the dispatcher while it waits.
+ */
+async function answerWhenDone(
+  res: ServerResponse,
+  exchange: Exchange,
+  bare: boolean,
+  ignored: readonly string[],
+  pending: Promise<object> | object,
+): Promise<void> {
+  const data = await pending;
+  sendJson(res, exchange, 200, bare ? data : renderSuccess(data, ignored));
+}
+
+/** The realm a request is for, and its subdomain. */
+type Context = Awaited<ReturnType<Services["realms"]["fromHost"]>>;
+
 /** What a request gives the dispatcher besides its operation: its parsed query and body. */
 export interface Input {
   /** The query string's fields (`node:querystring`, Express's "simple" parser). */
@@ -88,6 +120,8 @@ export function dispatcher(services: Services, api: Api) {
   );
   // Matches of paths without parameters, kept (a few hundred at most: the table's fixed paths).
   const fixed = new Map<string, Match>();
+  // Each route's metrics label, made once (a label made per request is a string a long-poll keeps).
+  const labels = new Map<Match["route"], string>();
   const find = (method: string, path: string, exchange: Exchange): Match => {
     const key = `${method} ${path}`;
     let found = fixed.get(key);
@@ -95,7 +129,12 @@ export function dispatcher(services: Services, api: Api) {
       found = matchRoute(routes, method, path);
       if (found.route.names.length === 0) fixed.set(key, found);
     }
-    exchange.route = `/api/v1${found.route.template}`;
+    let label = labels.get(found.route);
+    if (label === undefined) {
+      label = `/api/v1${found.route.template}`;
+      labels.set(found.route, label);
+    }
+    exchange.route = label;
     return found;
   };
   const run = async (
@@ -139,7 +178,10 @@ export function dispatcher(services: Services, api: Api) {
       perform(req, res, operation, pathParams, exchange, input, context, ip, who),
     );
   };
-  /** Receives the upload, reads the parameters, runs the handler and answers. */
+  /**
+   * Receives the upload, if the operation takes one, then runs it ({@link handle}); the
+   * upload's file is removed once the answer is written.
+   */
   const perform = async (
     req: IncomingMessage,
     res: ServerResponse,
@@ -147,53 +189,77 @@ export function dispatcher(services: Services, api: Api) {
     pathParams: Match["pathParams"],
     exchange: Exchange,
     input: Input,
-    context: Awaited<ReturnType<Services["realms"]["fromHost"]>>,
+    context: Context,
     ip: string,
     user: AuthedUser | undefined,
   ): Promise<void> => {
-    const upload = operation.upload
-      ? await receiveUpload(req, {
-          ...(await uploadLimit(
-            (operation.upload.maxMib ?? services.config.CHAT_MAX_UPLOAD_MIB) * 1024 * 1024,
-            operation.upload.room,
-            user,
-          )),
-          fieldBytes: services.config.CHAT_MAX_BODY_BYTES,
-          directory: services.uploads.incoming,
-        })
-      : undefined;
+    // Without an upload, nothing is awaited here: a long-poll waiting in its handler keeps
+    // none of this frame.
+    if (operation.upload === false)
+      return handle(req, res, operation, pathParams, exchange, input, context, ip, user);
+    const upload = await receiveUpload(req, {
+      ...(await uploadLimit(
+        (operation.upload.maxMib ?? services.config.CHAT_MAX_UPLOAD_MIB) * 1024 * 1024,
+        operation.upload.room,
+        user,
+      )),
+      fieldBytes: services.config.CHAT_MAX_BODY_BYTES,
+      directory: services.uploads.incoming,
+    });
     try {
-      const fields = collectFields(
-        req.method ?? "",
-        upload === undefined ? input.body : upload.fields,
-        input.query,
+      await handle(
+        req,
+        res,
+        operation,
+        pathParams,
+        exchange,
+        { query: input.query, body: upload.fields },
+        context,
+        ip,
+        user,
+        upload.file,
       );
-      const { values, read } = readParams(
-        operation.params,
-        fields,
-        services.config.CHAT_MAX_JSON_DEPTH,
-      );
-      const file = upload?.file;
-      const data = await operation.handler({
-        ...(file === undefined ? {} : { file }),
-        realm: context.realm,
-        ...(user === undefined ? {} : { user }),
-        path: pathParams,
-        params: values,
-        request: {
-          id: exchange.id,
-          ip,
-          userAgent: req.headers["user-agent"] ?? "",
-          subdomain: context.subdomain,
-          client: exchange,
-        },
-      });
-      const ignored = [...fields.keys()].filter((name) => !read.has(name));
-      sendJson(res, exchange, 200, operation.bare ? data : renderSuccess(data, ignored));
     } finally {
       // Gone already when the store took it.
-      if (upload?.file !== undefined) await removeFile(upload.file.tempPath);
+      if (upload.file !== undefined) await removeFile(upload.file.tempPath);
     }
+  };
+  /**
+   * Reads the parameters and starts the handler; the answer is written when it
+   * is done ({@link answerWhenDone}), not in this frame.
+   */
+  const handle = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    operation: Operation,
+    pathParams: Match["pathParams"],
+    exchange: Exchange,
+    input: Input,
+    context: Context,
+    ip: string,
+    user: AuthedUser | undefined,
+    file?: ReceivedFile,
+  ): Promise<void> => {
+    const { values, ignored } = readFields(
+      operation,
+      collectFields(req.method ?? "", input.body, input.query),
+      services.config.CHAT_MAX_JSON_DEPTH,
+    );
+    const data = operation.handler({
+      ...(file === undefined ? {} : { file }),
+      realm: context.realm,
+      ...(user === undefined ? {} : { user }),
+      path: pathParams,
+      params: values,
+      request: {
+        id: exchange.id,
+        ip,
+        userAgent: req.headers["user-agent"] ?? "",
+        subdomain: context.subdomain,
+        client: exchange,
+      },
+    });
+    return answerWhenDone(res, exchange, operation.bare, ignored, data);
   };
   return { find, run };
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { parse } from "node:querystring";
 import { type Dispatcher } from "./dispatch";
-import { addHeaders, observe, sendError } from "./http/exchange";
+import { type Exchange, addHeaders, observe, sendError } from "./http/exchange";
 import type { Services } from "./http/context";
 
 /** The one URL of the lane. */
@@ -48,14 +48,33 @@ export function pollLane(
       return false;
     const exchange = observe(req, res, PATH, services);
     addHeaders(exchange, security);
-    const answer = async (): Promise<void> => {
-      const found = dispatch.find("GET", "/events", exchange);
-      const query = url.length > PATH.length ? parse(url.slice(PATH.length + 1)) : {};
-      await dispatch.run(req, res, found, exchange, { query, body: undefined });
-    };
-    answer().catch((error: unknown) => {
-      sendError(res, error, exchange, logger);
-    });
+    void answer(dispatch, req, res, exchange, logger);
     return true;
   };
+}
+
+/** The query string's fields of a lane URL (`PATH`, then `?` and the query, if any). */
+const queryOf = (url: string): unknown =>
+  url.length > PATH.length ? parse(url.slice(PATH.length + 1)) : {};
+
+/**
+ * Runs the poll and answers it, or its error. A function of its own, not a
+ * closure made per request: a held poll keeps this frame while it waits.
+ */
+async function answer(
+  dispatch: Dispatcher,
+  req: IncomingMessage,
+  res: ServerResponse,
+  exchange: Exchange,
+  logger: Services["logger"],
+): Promise<void> {
+  try {
+    // No locals: what this frame holds while the poll waits is its parameters.
+    await dispatch.run(req, res, dispatch.find("GET", "/events", exchange), exchange, {
+      query: queryOf(req.url ?? ""),
+      body: undefined,
+    });
+  } catch (error) {
+    sendError(res, error, exchange, logger);
+  }
 }

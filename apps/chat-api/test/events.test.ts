@@ -139,6 +139,42 @@ describe("GET /api/v1/events", () => {
     ]);
   });
 
+  it("keeps one set of event types and one shape for the queues that asked for the same", async () => {
+    const first = await register(a, "hamlet", {
+      event_types: ["drafts", "saved_snippets"],
+      apply_markdown: true,
+    });
+    const same = await register(a, "othello", {
+      event_types: ["saved_snippets", "drafts", "drafts"],
+      apply_markdown: true,
+    });
+    const other = await register(a, "iago", { event_types: ["drafts"] });
+    const queues = a.services.events.queues;
+    const [q1, q2, q3] = [first, same, other].map((id) => queues.known(id));
+    expect(q1?.types).toEqual(new Set(["drafts", "saved_snippets"]));
+    expect(q2?.types).toBe(q1?.types);
+    expect(q3?.types).toEqual(new Set(["drafts"]));
+    expect(q3?.types).not.toBe(q1?.types);
+    expect(q2?.shape).toBe(q1?.shape);
+    expect(q1?.shape).toMatchObject({ apply_markdown: true });
+    expect(q3?.shape).toMatchObject({ apply_markdown: false });
+    // What a held poll's queue keeps: its id, user, acknowledgement, types and shape, no more.
+    expect(Object.keys(q1 ?? {}).sort()).toEqual(
+      ["id", "last_event_id", "shape", "types", "user_id"].sort(),
+    );
+    // Each still receives what it asked for.
+    await a.call("POST", "/api/v1/saved_snippets", {
+      ...as("othello"),
+      form: { title: "Mine", content: "Only mine" },
+    });
+    const reply = await poll(a, "othello", { queue_id: same, last_event_id: -1, dont_block: true });
+    expect((reply.body.events as { type: string }[]).map((e) => e.type)).toEqual([
+      "saved_snippets",
+    ]);
+    const none = await poll(a, "iago", { queue_id: other, last_event_id: -1, dont_block: true });
+    expect(none.body.events).toEqual([]);
+  });
+
   it("wakes a waiting poll when the user's other client edits a draft (within 5 s)", async () => {
     const created = await a.call("POST", "/api/v1/drafts", {
       ...as("othello"),

@@ -4,7 +4,7 @@
  * the event loop, so that a message to a thousand queues lets other work run
  * between the slices.
  */
-import { Polls } from "../src/realtime/polls";
+import { type GoneListener, Polls } from "../src/realtime/polls";
 
 /** Resolves after the event loop's next check phase (what setImmediate queued before runs first). */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -52,7 +52,7 @@ describe("Polls.wake", () => {
 
 describe("Polls' deadlines and clients", () => {
   /** A client the test can make go away, as the dispatcher's exchange does. */
-  const client = () => ({ gone: false, onGone: undefined as (() => void) | undefined });
+  const client = () => ({ gone: false, onGone: undefined as GoneListener | undefined });
 
   it("ends a wait after its time-out, never before, with one timer for all", async () => {
     const polls = new Polls();
@@ -80,7 +80,7 @@ describe("Polls' deadlines and clients", () => {
     const waiting = polls.watch(1, "q1", undefined).until(60_000, gone);
     expect(gone.onGone).toBeDefined();
     gone.gone = true;
-    gone.onGone?.();
+    gone.onGone?.clientGone();
     expect(await waiting).toBe(false);
     expect(gone.onGone).toBeUndefined();
     // A wake afterwards finds nothing to wake.

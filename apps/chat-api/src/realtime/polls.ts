@@ -1,11 +1,19 @@
 import { InFlightByUser } from "../lib/concurrency";
 
+/** What is told when a client goes away: a waiting long-poll. */
+export interface GoneListener {
+  clientGone(): void;
+}
+
 /** The client of a request, as a long-poll watches it (a long-poll stops waiting when it goes). */
 export interface Client {
   /** Whether it went away before the answer. */
   readonly gone: boolean;
-  /** Called when it goes away before the answer (one listener; `undefined` removes it). */
-  onGone: (() => void) | undefined;
+  /**
+   * Told when it goes away before the answer (one listener; `undefined`
+   * removes it). An object, not a callback: a held poll makes no closure.
+   */
+  onGone: GoneListener | undefined;
 }
 
 /** How many polls one turn of the event loop wakes ({@link Polls.wake}). */
@@ -22,7 +30,7 @@ const TICK_MS = 100;
  * allocates nothing else while it waits: it is its user's list node and its
  * deadline's set member, and its methods are the class's.
  */
-export class Watch {
+export class Watch implements GoneListener {
   /** Woken before it started to wait. */
   private woken = false;
   /** Done: answered, timed out, gone or cancelled. */
@@ -40,7 +48,7 @@ export class Watch {
     readonly userId: number,
     readonly queueId: string,
     /** The event types its queue receives (undefined: all): other events do not wake it. */
-    readonly types: Set<string> | undefined,
+    readonly types: ReadonlySet<string> | undefined,
   ) {}
 
   /**
@@ -56,7 +64,7 @@ export class Watch {
       this.resolve = resolve;
       if (client !== undefined) {
         this.client = client;
-        client.onGone = this.gone;
+        client.onGone = this;
       }
       this.polls.schedule(this, Date.now() + timeoutMs);
     });
@@ -73,9 +81,10 @@ export class Watch {
     this.finish(false);
   }
 
-  private readonly gone = (): void => {
+  /** Its client went away. */
+  clientGone(): void {
     this.finish(false);
-  };
+  }
 
   private finish(woken: boolean): void {
     if (this.done) return;
@@ -128,7 +137,7 @@ export class Polls {
    * all): register it before looking for events, so that one arriving in
    * between still wakes it.
    */
-  watch(userId: number, queueId: string, types: Set<string> | undefined): Watch {
+  watch(userId: number, queueId: string, types: ReadonlySet<string> | undefined): Watch {
     const watch = new Watch(this, userId, queueId, types);
     const first = this.watchesByUser.get(userId);
     if (first !== undefined) {

@@ -3,13 +3,25 @@ import type { Database } from "../db/database";
 import { type QueueRow, queueById, writeQueueBookkeeping } from "../db/queries/events";
 import { type QueueShape, queueShape } from "./shape";
 
-/** A queue as this replica knows it. */
-export interface QueueInfo extends QueueRow {
-  /** Event types asked for (undefined: all). */
-  types: Set<string> | undefined;
-  /** How its events look ({@link queueShape} of its options). */
-  shape: QueueShape;
+/**
+ * A queue as this replica knows it: only what its polls read (every
+ * connected client has one, so the row's options and type list are not
+ * kept, and its type set and shape are shared with the queues that asked
+ * for the same).
+ */
+export interface QueueInfo {
+  readonly id: string;
+  readonly user_id: number;
+  /** Events up to this id are acknowledged. */
+  last_event_id: number;
+  /** Event types asked for (undefined: all), shared: never changed. */
+  readonly types: ReadonlySet<string> | undefined;
+  /** How its events look ({@link queueShape} of its options), shared: never changed. */
+  readonly shape: QueueShape;
 }
+
+/** Distinct type lists whose sets are shared; past it, a queue gets a set of its own. */
+const SHARED_TYPE_SETS_MAX = 1000;
 
 /**
  * The queues a replica knows (read once from the database, then from
@@ -19,6 +31,8 @@ export interface QueueInfo extends QueueRow {
  */
 export class QueueDirectory {
   private readonly queues = new Map<string, QueueInfo>();
+  /** The sets of event types in use, by their sorted list: most clients ask for the same few. */
+  private readonly typeSets = new Map<string, ReadonlySet<string>>();
   /** Per queue: its user, acknowledgement and last poll time (ms since the epoch), to write. */
   private readonly bookkeeping = new Map<
     string,
@@ -49,12 +63,24 @@ export class QueueDirectory {
   /** Notes queue `row` (just created, or read). */
   remember(row: QueueRow): QueueInfo {
     const info: QueueInfo = {
-      ...row,
-      types: row.all_event_types ? undefined : new Set(row.event_types),
+      id: row.id,
+      user_id: row.user_id,
+      last_event_id: row.last_event_id,
+      types: row.all_event_types ? undefined : this.typeSet(row.event_types),
       shape: queueShape(row.options),
     };
     if (!this.closing()) this.queues.set(row.id, info);
     return info;
+  }
+
+  /** The set of `types`, shared with every queue that asked for the same ones. */
+  private typeSet(types: readonly string[]): ReadonlySet<string> {
+    const key = JSON.stringify([...new Set(types)].sort());
+    const known = this.typeSets.get(key);
+    if (known !== undefined) return known;
+    const set: ReadonlySet<string> = new Set(types);
+    if (this.typeSets.size < SHARED_TYPE_SETS_MAX) this.typeSets.set(key, set);
+    return set;
   }
 
   /** Notes a poll of `queue` acknowledging up to `ack`, to be written with the next batch. */

@@ -154,6 +154,13 @@ function eventTexts(queue: QueueInfo, events: readonly HeldEvent[], after: numbe
   return texts;
 }
 
+/** `userId`'s queue `queueId` (from memory, else the database); else `BAD_EVENT_QUEUE_ID`. */
+async function userQueue(hub: EventHub, userId: number, queueId: string): Promise<QueueInfo> {
+  const queue = await hub.queues.get(queueId);
+  if (queue?.user_id !== userId) throw badQueue(queueId);
+  return queue;
+}
+
 /**
  * GET /events: notes the acknowledgement (written later, in a batch), then
  * answers the queue's newer events at once (from memory, or from the log
@@ -168,12 +175,7 @@ export async function pollEvents(
   poll: Poll,
 ): Promise<string[]> {
   const { queueId } = poll;
-  const current = async (): Promise<QueueInfo> => {
-    const queue = await hub.queues.get(queueId);
-    if (queue?.user_id !== userId) throw badQueue(queueId);
-    return queue;
-  };
-  const queue = await current();
+  const queue = await userQueue(hub, userId, queueId);
   let ack = poll.lastEventId ?? -1;
   // Past every numbered event (a client's mistake, or malice), it counts up to the last one: else
   // the queue would wait for ids nobody sends, and its heartbeat for a log that long.
@@ -199,7 +201,7 @@ export async function pollEvents(
       watch = waiting;
       try {
         // Still there? (Deleted on any replica, it is gone from memory: the database says.)
-        if (hub.queues.known(queueId) !== queue) await current();
+        if (hub.queues.known(queueId) !== queue) await userQueue(hub, userId, queueId);
         const events = hub.held(userId, scanned) ?? (await readLogFor(db, userId, scanned));
         texts = eventTexts(queue, events, after);
       } catch (error) {
@@ -218,7 +220,7 @@ export async function pollEvents(
     if (woken) continue;
     watch.cancel();
     if (poll.client?.gone === true || hub.stopping) return [];
-    await current();
+    await userQueue(hub, userId, queueId);
     return [JSON.stringify({ type: "heartbeat", id: await hub.heartbeatId(after) })];
   }
 }
