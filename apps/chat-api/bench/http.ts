@@ -33,7 +33,7 @@ import {
   markAllUnread,
 } from "./dataset";
 import type { Dataset } from "./dataset";
-import { NODE_FLAGS } from "../src/node-flags";
+import { NODE_FLAGS, PROCESS_ENV, START_COMMAND } from "../src/node-flags";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
@@ -206,6 +206,7 @@ async function main(): Promise<void> {
       [...NODE_FLAGS, ...profile, join(__dirname, "../dist/index.js")],
       ours,
       {
+        ...PROCESS_ENV,
         DATABASE_URL: data.url,
         NODE_ENV: "production",
         PORT: String(ours),
@@ -322,7 +323,7 @@ async function main(): Promise<void> {
       "## chat-api: operations on PostgreSQL",
       "",
       `Run ${startedAt} with \`pnpm bench\` (\`pnpm --filter chat-api bench\` for this part alone) on ${machine([`autocannon ${autocannonVersion()}`, await postgresVersion()])}.`,
-      `Data: the demo realm enlarged to ${fmt(USERS)} users and ${fmt(MESSAGES)} messages (bench/dataset.ts). Each operation: ${ROUNDS} rounds of ${SECONDS} s (after 1 s of warm-up) per server, servers taking turns; autocannon with ${CONNECTIONS} connections, HTTP/1.1 keep-alive, no pipelining; chat-api as deployed (\`node ${NODE_FLAGS.join(" ")} dist/index.js\`, production mode, info logs, pool of 10) with the rate limit off. Latencies are whole milliseconds (autocannon's resolution). Spread = (max - min) / median of the rounds' requests/s.`,
+      `Data: the demo realm enlarged to ${fmt(USERS)} users and ${fmt(MESSAGES)} messages (bench/dataset.ts). Each operation: ${ROUNDS} rounds of ${SECONDS} s (after 1 s of warm-up) per server, servers taking turns; autocannon with ${CONNECTIONS} connections, HTTP/1.1 keep-alive, no pipelining; chat-api as deployed (\`${START_COMMAND}\`, production mode, info logs, pool of 10) with the rate limit off. Latencies are whole milliseconds (autocannon's resolution). Spread = (max - min) / median of the rounds' requests/s.`,
       "",
       table(
         [

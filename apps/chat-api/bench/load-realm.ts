@@ -16,7 +16,7 @@ import {
 import { Client } from "pg";
 import { Agent, type Dispatcher, errors } from "undici";
 import { createSeededDatabase, insertChannels } from "./dataset";
-import { NODE_FLAGS } from "../src/node-flags";
+import { NODE_FLAGS, PROCESS_ENV } from "../src/node-flags";
 
 export const ADMIN_URL =
   process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
@@ -134,6 +134,7 @@ export async function startReplicas(
         [...NODE_FLAGS, ...profile, ...nodeArgs, join(__dirname, "../dist/index.js")],
         port,
         {
+          ...PROCESS_ENV,
           DATABASE_URL: url,
           NODE_ENV: "production",
           PORT: String(port),

@@ -6,7 +6,7 @@ import { prepareDevelopmentDatabase, printFirstSteps } from "./dev-start";
 import { isProduction, loadConfig } from "./lib/config";
 import { startServer } from "./server";
 import { createServices } from "./services";
-import { NODE_FLAGS } from "./node-flags";
+import { NODE_FLAGS, PROCESS_ENV, START_COMMAND, missingProcessEnv } from "./node-flags";
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
@@ -27,7 +27,13 @@ async function main(): Promise<void> {
   if (missing.length > 0)
     logger.warn(
       { missing, expected: NODE_FLAGS },
-      `started without the service's Node flags: long-polls will cost more garbage collection (run \`node ${NODE_FLAGS.join(" ")} dist/index.js\`, as pnpm start and the image do)`,
+      `started without the service's Node flags: long-polls will cost more garbage collection (run \`${START_COMMAND}\`, as pnpm start and the image do)`,
+    );
+  const unset = missingProcessEnv();
+  if (unset.length > 0)
+    logger.warn(
+      { missing: unset, expected: PROCESS_ENV },
+      `started without the service's environment: threads' freed memory stays resident (run \`${START_COMMAND}\`, as pnpm start and the image do)`,
     );
   // Development migrates and seeds its database itself (in a child process); production runs
   // `db:migrate` before starting replicas.

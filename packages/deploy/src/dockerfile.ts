@@ -162,7 +162,7 @@ export function checkDockerfile(app: string, text: string, root = REPO_ROOT): st
   } else {
     // The first argument that is not a Node flag (`--single-threaded-gc`).
     const entry = String(command.find((arg, i) => i > 0 && !String(arg).startsWith("-")));
-    const built = builtFile(app, root, entry, command.map(String).join(" "));
+    const built = builtFile(app, root, entry, command.map(String).join(" "), env);
     if (built !== undefined) problems.push(`${app}: ${built}`);
   }
   return problems;
@@ -171,9 +171,17 @@ export function checkDockerfile(app: string, text: string, root = REPO_ROOT): st
 /**
  * Whether `pnpm build` of the app produces `entry` (`dist/x.js` from
  * `src/x.ts`, as the app's tsconfig.build.json maps them), and `pnpm start`
- * runs the same `command`, flags included; a problem, or undefined.
+ * runs the same `command`, flags included, with the same environment: the
+ * `NAME=value` settings it starts with must each be set by the final stage's
+ * `ENV` lines (`env`); a problem, or undefined.
  */
-function builtFile(app: string, root: string, entry: string, command: string): string | undefined {
+function builtFile(
+  app: string,
+  root: string,
+  entry: string,
+  command: string,
+  env: readonly string[],
+): string | undefined {
   const dir = join(root, "apps", app);
   const config = JSON.parse(readFileSync(join(dir, "tsconfig.build.json"), "utf8")) as {
     compilerOptions?: { rootDir?: string; outDir?: string };
@@ -189,7 +197,16 @@ function builtFile(app: string, root: string, entry: string, command: string): s
       scripts?: Record<string, string>;
     }
   ).scripts?.start;
-  if (start !== command)
+  const words = (start ?? "").split(/\s+/);
+  const settings = words.filter(
+    (word, i) => /^[A-Z_][A-Z0-9_]*=/.test(word) && i < words.indexOf("node"),
+  );
+  const run = words.slice(settings.length).join(" ");
+  if (start === undefined || run !== command)
     return `the entrypoint runs ${command}, the start script ${start ?? "nothing"}`;
+  const imageEnv = new Set(env.flatMap((line) => line.split(/\s+/)));
+  const unset = settings.filter((setting) => !imageEnv.has(setting));
+  if (unset.length > 0)
+    return `the start script sets ${unset.join(" ")}, which the image's ENV does not`;
   return undefined;
 }

@@ -51,6 +51,17 @@ describe("the Dockerfile rules catch what they are for", () => {
     ).toEqual([expect.stringMatching(/copies protos, which does not exist$/) as string]);
   });
 
+  it("a start script whose environment the image does not set", () => {
+    const chat = dockerfile("chat-api");
+    expect(chat).toMatch(/^ENV .*MALLOC_ARENA_MAX=2/m);
+    expect(checkDockerfile("chat-api", chat.replace(" MALLOC_ARENA_MAX=2", ""))).toEqual([
+      "chat-api: the start script sets MALLOC_ARENA_MAX=2, which the image's ENV does not",
+    ]);
+    expect(
+      checkDockerfile("chat-api", chat.replace("MALLOC_ARENA_MAX=2", "MALLOC_ARENA_MAX=8")),
+    ).toHaveLength(1);
+  });
+
   it("a shell-form entrypoint, another base image, build tools in the final stage", () => {
     const bad = good
       .replace(/^ENTRYPOINT \[.*\]$/m, "ENTRYPOINT node dist/index.js")
