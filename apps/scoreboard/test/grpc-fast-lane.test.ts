@@ -204,6 +204,29 @@ describe("the gRPC fast lane", () => {
     });
   });
 
+  it("dates its answers as Node does, with the current second", async () => {
+    await withLaneAlone(store, createGrpcFastLane, async (session) => {
+      for (let i = 0; i < 3; i++) {
+        const before = Math.floor(Date.now() / 1000) * 1000;
+        const answer = await rawH2(session, {
+          method: "POST",
+          path: `${PATH}GetByRank`,
+          headers: { te: "trailers", "content-type": "application/grpc" },
+          body: rankOne,
+        });
+        const after = Date.now();
+        expect(answer.trailers["grpc-status"]).toBe("0");
+        const date = answer.headers.date ?? "";
+        // RFC 9110's IMF-fixdate, as Node's own Date header (toUTCString).
+        expect(date).toMatch(/^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/);
+        expect(Date.parse(date)).toBeGreaterThanOrEqual(before);
+        expect(Date.parse(date)).toBeLessThanOrEqual(after);
+        expect(Object.keys(answer.headers).sort()).toEqual(["content-type", "date"]);
+        await new Promise((resolve) => setTimeout(resolve, 600));
+      }
+    });
+  });
+
   it("encodes a page too long for the entry cache exactly as connect-es does", async () => {
     const big = new SnapshotStore();
     big.swap(await snapshotOf(rows(1500), 1_700_000_999n));
