@@ -88,6 +88,20 @@ async function answerWhenDone(
 /** The realm a request is for, and its subdomain. */
 type Context = Awaited<ReturnType<Services["realms"]["fromHost"]>>;
 
+/** A request that passed authentication, the rate limit and the access check, with all it needs. */
+interface Admitted {
+  req: IncomingMessage;
+  res: ServerResponse;
+  operation: Operation;
+  pathParams: Match["pathParams"];
+  exchange: Exchange;
+  input: Input;
+  context: Context;
+  /** The peer's address. */
+  ip: string;
+  user: AuthedUser | undefined;
+}
+
 /** What a request gives the dispatcher besides its operation: its parsed query and body. */
 export interface Input {
   /** The query string's fields (`node:querystring`, Express's "simple" parser). */
@@ -169,34 +183,31 @@ export function dispatcher(services: Services, api: Api) {
       ),
     );
     if (user !== undefined) checkAccess(operation.access, user);
+    const admitted: Admitted = {
+      req,
+      res,
+      operation,
+      pathParams,
+      exchange,
+      input,
+      context,
+      ip,
+      user,
+    };
     // A person's requests run within their share of the replica; long-polls hold no
     // connection while they wait and have their own limit.
-    if (user === undefined || operation.operationId === "get-events")
-      return perform(req, res, operation, pathParams, exchange, input, context, ip, user);
-    const who = user;
-    return shares.run(who.id, () =>
-      perform(req, res, operation, pathParams, exchange, input, context, ip, who),
-    );
+    if (user === undefined || operation.operationId === "get-events") return perform(admitted);
+    return shares.run(user.id, () => perform(admitted));
   };
   /**
    * Receives the upload, if the operation takes one, then runs it ({@link handle}); the
    * upload's file is removed once the answer is written.
    */
-  const perform = async (
-    req: IncomingMessage,
-    res: ServerResponse,
-    operation: Operation,
-    pathParams: Match["pathParams"],
-    exchange: Exchange,
-    input: Input,
-    context: Context,
-    ip: string,
-    user: AuthedUser | undefined,
-  ): Promise<void> => {
+  const perform = async (admitted: Admitted): Promise<void> => {
+    const { req, operation, input, user } = admitted;
     // Without an upload, nothing is awaited here: a long-poll waiting in its handler keeps
     // none of this frame.
-    if (operation.upload === false)
-      return handle(req, res, operation, pathParams, exchange, input, context, ip, user);
+    if (operation.upload === false) return handle(admitted);
     const upload = await receiveUpload(req, {
       ...(await uploadLimit(
         (operation.upload.maxMib ?? services.config.CHAT_MAX_UPLOAD_MIB) * 1024 * 1024,
@@ -208,15 +219,7 @@ export function dispatcher(services: Services, api: Api) {
     });
     try {
       await handle(
-        req,
-        res,
-        operation,
-        pathParams,
-        exchange,
-        { query: input.query, body: upload.fields },
-        context,
-        ip,
-        user,
+        { ...admitted, input: { query: input.query, body: upload.fields } },
         upload.file,
       );
     } finally {
@@ -229,15 +232,7 @@ export function dispatcher(services: Services, api: Api) {
    * is done ({@link answerWhenDone}), not in this frame.
    */
   const handle = async (
-    req: IncomingMessage,
-    res: ServerResponse,
-    operation: Operation,
-    pathParams: Match["pathParams"],
-    exchange: Exchange,
-    input: Input,
-    context: Context,
-    ip: string,
-    user: AuthedUser | undefined,
+    { req, res, operation, pathParams, exchange, input, context, ip, user }: Admitted,
     file?: ReceivedFile,
   ): Promise<void> => {
     const { values, ignored } = readFields(

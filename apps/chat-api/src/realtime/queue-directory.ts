@@ -20,8 +20,13 @@ export interface QueueInfo {
   readonly shape: QueueShape;
 }
 
-/** Distinct type lists whose sets are shared; past it, a queue gets a set of its own. */
-const SHARED_TYPE_SETS_MAX = 1000;
+/**
+ * Distinct type lists whose sets are shared; past it, a queue gets a set of
+ * its own. Clients ask for a few lists (each app its own); a list is at most
+ * 100 names of 100 characters (register's limit), so what anyone can make
+ * the replica keep here is at most about 2 MB.
+ */
+const SHARED_TYPE_SETS_MAX = 100;
 
 /**
  * The queues a replica knows (read once from the database, then from
