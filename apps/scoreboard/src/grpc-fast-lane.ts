@@ -27,13 +27,15 @@ export const READ_MAX_BYTES = 64 * 1024;
  * The bytes are Node's: the same header, the same format, in the same place.
  */
 let responseHeaders: http2.OutgoingHttpHeaders = {};
-/** When `responseHeaders`' date goes stale (ms since the epoch): the next whole second. */
-let responseHeadersUntil = 0;
+/** The second `responseHeaders` is dated (its start, ms since the epoch). */
+let responseHeadersSecond = -1;
 
-function datedResponseHeaders(): http2.OutgoingHttpHeaders {
-  const now = Date.now();
-  if (now >= responseHeadersUntil) {
-    responseHeadersUntil = now - (now % 1000) + 1000;
+/** The answer's headers at `now` (ms since the epoch): new when the second changes, either way. */
+export function datedResponseHeaders(now = Date.now()): http2.OutgoingHttpHeaders {
+  const second = now - (now % 1000);
+  // A clock stepped back gets its own date too, not the later one kept.
+  if (second !== responseHeadersSecond) {
+    responseHeadersSecond = second;
     responseHeaders = {
       ":status": 200,
       "content-type": "application/grpc+proto",

@@ -6,7 +6,7 @@ import {
   GetByUsernameRequestSchema,
   ListScoreboardRequestSchema,
 } from "@repo/proto-gen/scoreboard/v1";
-import { createGrpcFastLane } from "../src/grpc-fast-lane";
+import { createGrpcFastLane, datedResponseHeaders } from "../src/grpc-fast-lane";
 import { SnapshotStore } from "../src/snapshot/store";
 import { type RawAnswer, envelope, rawH2 } from "./raw-client";
 import {
@@ -225,6 +225,19 @@ describe("the gRPC fast lane", () => {
         await new Promise((resolve) => setTimeout(resolve, 600));
       }
     });
+  });
+
+  it("makes its headers once a second, and again when the clock steps back", () => {
+    const t = Date.UTC(2026, 10, 28, 12, 0, 0);
+    const first = datedResponseHeaders(t);
+    expect(first).toEqual({
+      ":status": 200,
+      "content-type": "application/grpc+proto",
+      date: "Sat, 28 Nov 2026 12:00:00 GMT",
+    });
+    expect(datedResponseHeaders(t + 999)).toBe(first);
+    expect(datedResponseHeaders(t + 1000).date).toBe("Sat, 28 Nov 2026 12:00:01 GMT");
+    expect(datedResponseHeaders(t - 5000).date).toBe("Sat, 28 Nov 2026 11:59:55 GMT");
   });
 
   it("encodes a page too long for the entry cache exactly as connect-es does", async () => {
