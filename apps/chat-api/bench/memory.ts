@@ -15,6 +15,7 @@ import {
   machine,
   memoryAfterGc,
   serve,
+  summarize,
   table,
   writeSection,
 } from "@repo/bench-kit";
@@ -233,7 +234,7 @@ async function main(): Promise<void> {
     if (step === undefined) throw new Error("no step measured");
     return (step.memory.rss - outcome.baseline.rss) / step.clients;
   });
-  const firstMedian = [...firstSteps].sort((a, b) => a - b)[Math.floor(firstSteps.length / 2)] ?? 0;
+  const firstMedian = summarize(firstSteps).median;
   // The growth from the row before, per client added: free of the baseline's
   // own resident memory, which moves by several MB between runs.
   const perAdded = (step: ClientStep, before: ClientStep | undefined) =>

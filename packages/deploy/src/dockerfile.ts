@@ -197,10 +197,10 @@ function builtFile(
       scripts?: Record<string, string>;
     }
   ).scripts?.start;
+  // The `NAME=value` words the command starts with, as the shell reads them.
   const words = (start ?? "").split(/\s+/);
-  const settings = words.filter(
-    (word, i) => /^[A-Z_][A-Z0-9_]*=/.test(word) && i < words.indexOf("node"),
-  );
+  const firstCommandWord = words.findIndex((word) => !/^[A-Z_][A-Z0-9_]*=/.test(word));
+  const settings = words.slice(0, firstCommandWord === -1 ? words.length : firstCommandWord);
   const run = words.slice(settings.length).join(" ");
   if (start === undefined || run !== command)
     return `the entrypoint runs ${command}, the start script ${start ?? "nothing"}`;

@@ -80,10 +80,10 @@ export class QueueDirectory {
 
   /** The set of `types`, shared with every queue that asked for the same ones. */
   private typeSet(types: readonly string[]): ReadonlySet<string> {
-    const key = JSON.stringify([...new Set(types)].sort());
+    const set: ReadonlySet<string> = new Set(types);
+    const key = JSON.stringify([...set].sort());
     const known = this.typeSets.get(key);
     if (known !== undefined) return known;
-    const set: ReadonlySet<string> = new Set(types);
     if (this.typeSets.size < SHARED_TYPE_SETS_MAX) this.typeSets.set(key, set);
     return set;
   }

@@ -28,29 +28,22 @@ function shapeIndex(shape: QueueShape): number {
   );
 }
 
-/** The 16 shapes, by {@link shapeIndex}: each queue holds one of these, not a copy. */
-const SHAPES: readonly QueueShape[] = Array.from({ length: 16 }, (_, index) =>
-  Object.freeze({
-    apply_markdown: (index & 1) !== 0,
-    client_gravatar: (index & 2) !== 0,
-    bulk_message_deletion: (index & 4) !== 0,
-    include_deactivated_groups: (index & 8) !== 0,
-  }),
-);
+/** The shapes in use, by {@link shapeIndex} (16 at most): each queue holds one of these, not a copy. */
+const SHAPES = new Map<number, QueueShape>();
 
 /** The shape of a queue from its stored options (older queues: Zulip's defaults). */
 export function queueShape(options: unknown): QueueShape {
   const stored = (options ?? {}) as Partial<Record<keyof QueueShape, unknown>>;
-  const shape =
-    SHAPES[
-      shapeIndex({
-        apply_markdown: stored.apply_markdown === true,
-        client_gravatar: stored.client_gravatar !== false,
-        bulk_message_deletion: stored.bulk_message_deletion === true,
-        include_deactivated_groups: stored.include_deactivated_groups === true,
-      })
-    ];
-  if (shape === undefined) throw new Error("a queue shape out of range");
+  const shape: QueueShape = {
+    apply_markdown: stored.apply_markdown === true,
+    client_gravatar: stored.client_gravatar !== false,
+    bulk_message_deletion: stored.bulk_message_deletion === true,
+    include_deactivated_groups: stored.include_deactivated_groups === true,
+  };
+  const index = shapeIndex(shape);
+  const known = SHAPES.get(index);
+  if (known !== undefined) return known;
+  SHAPES.set(index, Object.freeze(shape));
   return shape;
 }
 
