@@ -28,6 +28,7 @@ const DATABASE_FREE = [
   "memory-budget",
   "embedded-data-dir",
   "log-output",
+  "random-key",
   "node-flags",
   "dev-start",
 ];

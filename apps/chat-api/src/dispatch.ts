@@ -24,17 +24,22 @@ import { MemoryBudget, defaultResidentBudget, processMemory } from "./lib/memory
  */
 function collectFields(method: string, body: unknown, query: unknown): Map<string, string> {
   const fields = new Map<string, string>();
-  const add = (source: unknown, overwrite: boolean): void => {
-    if (source === null || typeof source !== "object") return;
-    for (const [name, value] of Object.entries(source as Record<string, unknown>)) {
-      const last = Array.isArray(value) ? (value as unknown[]).at(-1) : value;
-      if (typeof last !== "string") continue;
-      if (overwrite || !fields.has(name)) fields.set(name, last);
-    }
-  };
-  if (method !== "GET" && method !== "HEAD") add(body, true);
-  add(query, false);
+  if (method !== "GET" && method !== "HEAD") addFields(fields, body, true);
+  addFields(fields, query, false);
   return fields;
+}
+
+/** Adds the string fields of `source` (an array's last item for a repeated field). */
+function addFields(fields: Map<string, string>, source: unknown, overwrite: boolean): void {
+  if (source === null || typeof source !== "object") return;
+  const record = source as Record<string, unknown>;
+  // Keys, then each value: no array of pairs per request, as Object.entries would make.
+  for (const name of Object.keys(record)) {
+    const value = record[name];
+    const last = Array.isArray(value) ? (value as unknown[]).at(-1) : value;
+    if (typeof last !== "string") continue;
+    if (overwrite || !fields.has(name)) fields.set(name, last);
+  }
 }
 
 /**
@@ -66,8 +71,9 @@ function readFields(
   maxJsonDepth: number,
 ): { values: ReturnType<typeof readParams>["values"]; ignored: readonly string[] } {
   const { values, read } = readParams(operation.params, fields, maxJsonDepth);
-  const ignored = [...fields.keys()].filter((name) => !read.has(name));
-  return { values, ignored: ignored.length === 0 ? NONE_IGNORED : ignored };
+  let ignored: string[] | undefined;
+  for (const name of fields.keys()) if (!read.has(name)) (ignored ??= []).push(name);
+  return { values, ignored: ignored ?? NONE_IGNORED };
 }
 
 /**

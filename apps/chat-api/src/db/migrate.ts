@@ -1,4 +1,5 @@
-import { createHash, randomUUID } from "node:crypto";
+import { createHash } from "node:crypto";
+import { randomUuid } from "../lib/random-key";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { SqlRunner, SqlSession } from "./sql";
@@ -82,7 +83,7 @@ async function applyPending(
       }
       continue;
     }
-    const id = randomUUID();
+    const id = randomUuid();
     // One transaction per migration: it applies whole or not at all.
     await session.exec("BEGIN");
     try {

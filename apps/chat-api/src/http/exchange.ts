@@ -1,10 +1,10 @@
-import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { JsonableError, renderError } from "@repo/envelope";
 import type { Logger } from "pino";
 import { databaseUnavailableError, isDatabaseUnavailable } from "../db/unavailable";
 import type { Client } from "../realtime/polls";
 import { stringify } from "../lib/json-text";
+import { randomUuid } from "../lib/random-key";
 import type { AppMetrics } from "../lib/metrics";
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
@@ -43,16 +43,6 @@ export function applyHeaders(res: ServerResponse, exchange: Exchange): void {
 }
 
 /**
- * A new request id: a random UUID, as one string. Node builds `randomUUID()`'s
- * text by concatenation, a tree of a dozen strings (about 450 bytes) that a
- * held long-poll would keep for its whole wait; its bytes read back are one
- * string of 56.
- */
-function newRequestId(): string {
-  return Buffer.from(randomUUID(), "latin1").toString("latin1");
-}
-
-/**
  * Gives the request its id and, when it closes, counts it and writes its
  * access-log line (only what is safe: never headers, which carry
  * Authorization, query strings or bodies, which carry keys and passwords).
@@ -65,7 +55,7 @@ export function observe(
   { metrics, logger }: { metrics: AppMetrics; logger: Logger },
 ): Exchange {
   const given = req.headers["x-request-id"];
-  const id = typeof given === "string" && REQUEST_ID.test(given) ? given : newRequestId();
+  const id = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUuid();
   const exchange: Exchange = {
     id,
     route: "unmatched",
@@ -74,7 +64,9 @@ export function observe(
     headers: ["X-Request-Id", id],
   };
   const method = req.method ?? "";
-  const stop = metrics.latency.startTimer();
+  // Timed here and observed directly: prom-client's startTimer makes two arrays and merges
+  // two label objects per request for the same observation.
+  const start = performance.now();
   // `on`, not `once`: a response closes once, and `once` adds a wrapper and a bound function.
   res.on("close", () => {
     const entry = {
@@ -89,7 +81,8 @@ export function observe(
       return;
     }
     const { route } = exchange;
-    const seconds = stop({ method, route });
+    const seconds = (performance.now() - start) / 1000;
+    metrics.latency.observe({ method, route }, seconds);
     metrics.requests.inc({ method, route, status: String(res.statusCode) });
     // The line's object made in one literal and each level's method called by
     // name: a spread into it and a computed method cost 12 µs more per request

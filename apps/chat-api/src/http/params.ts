@@ -252,7 +252,10 @@ export function isoDate(): Param<Date> {
 export function bool(): Param<boolean> {
   return Param.of(
     (raw, name) => {
-      const value = parseJsonQuietly(raw.trim());
+      const trimmed = raw.trim();
+      // JSON's two literals, as JSON.parse reads them, without a parse for the common case.
+      const value =
+        trimmed === "true" ? true : trimmed === "false" ? false : parseJsonQuietly(trimmed);
       if (typeof value !== "boolean") throw new JsonableError(`${name} is not a boolean`);
       return value;
     },

@@ -334,6 +334,21 @@ export function checkAccess(access: Access, user: AuthedUser): void {
 }
 
 /**
+ * The field names a declaration reads (each parameter's name and aliases),
+ * made once per declaration: the same for every request.
+ */
+const namesRead = new WeakMap<Record<string, Param<unknown, unknown>>, ReadonlySet<string>>();
+
+function namesReadBy(declared: Record<string, Param<unknown, unknown>>): ReadonlySet<string> {
+  let names = namesRead.get(declared);
+  if (names === undefined) {
+    names = new Set(Object.entries(declared).flatMap(([name, param]) => [name, ...param.aliases]));
+    namesRead.set(declared, names);
+  }
+  return names;
+}
+
+/**
  * Reads every declared parameter from `fields` (body first, then query, as
  * merged by the caller): aliases, missing and confusing variables, the
  * parameter's own parser. Returns the values and every field name it read.
@@ -342,15 +357,18 @@ export function readParams(
   declared: Record<string, Param<unknown, unknown>>,
   fields: ReadonlyMap<string, string>,
   maxJsonDepth = Number.POSITIVE_INFINITY,
-): { values: Record<string, unknown>; read: Set<string> } {
+): { values: Record<string, unknown>; read: ReadonlySet<string> } {
   const values: Record<string, unknown> = {};
-  const read = new Set<string>();
-  for (const [name, param] of Object.entries(declared)) {
-    const present = [name, ...param.aliases].filter((n) => fields.has(n));
-    [name, ...param.aliases].forEach((n) => read.add(n));
-    if (present.length > 1)
-      throw new RequestConfusingVarError(present[0] ?? name, present[1] ?? name);
-    const given = present[0];
+  for (const name of Object.keys(declared)) {
+    const param = declared[name];
+    if (param === undefined) continue;
+    // The first of the parameter's names present; a second one present is a confusing variable.
+    let given = fields.has(name) ? name : undefined;
+    for (const alias of param.aliases) {
+      if (!fields.has(alias)) continue;
+      if (given !== undefined) throw new RequestConfusingVarError(given, alias);
+      given = alias;
+    }
     if (given === undefined) {
       if (param.required) throw new RequestVariableMissingError(name);
       values[name] = param.fallback;
@@ -362,5 +380,5 @@ export function readParams(
       throw new JsonableError(`${given} is nested too deeply (limit: ${maxJsonDepth} levels)`);
     values[name] = param.parse(raw, given);
   }
-  return { values, read };
+  return { values, read: namesReadBy(declared) };
 }

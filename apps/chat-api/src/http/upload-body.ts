@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { randomUuid } from "../lib/random-key";
 import { once } from "node:events";
 import { type WriteStream, createWriteStream } from "node:fs";
 import { mkdir } from "node:fs/promises";
@@ -108,7 +108,7 @@ export async function receiveUpload(
       else fields[name] = value;
     });
     parser.on("file", (_name, stream, info) => {
-      const tempPath = path.join(limits.directory, randomUUID());
+      const tempPath = path.join(limits.directory, randomUuid());
       const received: ReceivedFile = {
         tempPath,
         name: info.filename ?? "",

@@ -1,6 +1,6 @@
 import type { Tx } from "../db/kysely";
 import type { Database } from "../db/database";
-import { randomUUID } from "node:crypto";
+import { randomUuid } from "../lib/random-key";
 import { BadEventQueueIdError, JsonableError } from "@repo/envelope";
 import type { Prisma } from "../gen/prisma/client";
 import type { Client, Watch } from "./polls";
@@ -93,7 +93,7 @@ export async function createQueue(
   user: { id: number; realm_id: number },
   queue: NewQueue,
 ): Promise<string> {
-  const id = randomUUID();
+  const id = randomUuid();
   // The queues polled least recently are collected first: their poll times written now.
   await hub.queues.flushBookkeeping(user.id);
   const row = {
