@@ -12,7 +12,7 @@ import type { CallRecorder } from "./calls";
 import type { RouteDeps } from "./connect";
 import { cachedPage, encodeEntry } from "./encodings";
 import { READ_MAX_BYTES } from "./grpc-fast-lane";
-import { cacheHeaders, etagMatches } from "./http-cache";
+import { cacheHeaders, etagMatches, httpDate } from "./http-cache";
 import { scoreboardCalls } from "./service";
 import type { Snapshot } from "./snapshot/snapshot";
 
@@ -132,7 +132,7 @@ export function createConnectGetLane(
     ) {
       record(m.desc).notModified();
       stream.respond(
-        { ":status": 304, ...cacheHeaders(snapshot, deps.store) },
+        { ":status": 304, ...cacheHeaders(snapshot, deps.store), date: httpDate() },
         { endStream: true },
       );
       return true;
@@ -157,6 +157,7 @@ export function createConnectGetLane(
       ...cacheHeaders(answer.snapshot, deps.store),
       "content-length": length,
       "content-type": query.encoding === "proto" ? "application/proto" : "application/json",
+      date: httpDate(),
     });
     stream.end(body);
     return true;

@@ -20,3 +20,24 @@ export function etagMatches(ifNoneMatch: string, etag: string): boolean {
   const bare = etag.replace(/^W\//, "");
   return ifNoneMatch.split(",").some((tag) => tag.trim().replace(/^W\//, "") === bare);
 }
+
+/** The second {@link httpDate} last dated (its start, ms since the epoch), and its text. */
+let datedSecond = Number.NaN;
+let dateText = "";
+
+/**
+ * The `date` header for `now` (ms since the epoch), as Node writes it
+ * (`toUTCString`, RFC 9110's IMF-fixdate), made again only when the second
+ * changes, either way. The fast lanes give it with their headers: Node's
+ * `respond` adds a missing `date` into its copy of the headers, and in this
+ * process that one addition was 3% of a GetByRank's CPU samples, against 1%
+ * in a bare server (docs/benchmarks.md, issue 54).
+ */
+export function httpDate(now = Date.now()): string {
+  const second = now - (now % 1000);
+  if (second !== datedSecond) {
+    datedSecond = second;
+    dateText = new Date(now).toUTCString();
+  }
+  return dateText;
+}

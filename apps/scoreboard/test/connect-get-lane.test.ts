@@ -189,4 +189,24 @@ describe("the Connect GET lane", () => {
       for (const [path, headers] of leftAlone) expect((await ask(path, headers)).status).toBe(404);
     });
   });
+
+  it("dates its answers and revalidations as Node does, with the current second", async () => {
+    await withLaneAlone(store, createConnectGetLane, async (session) => {
+      for (const headers of [{}, { "if-none-match": "*" }] as Record<string, string>[]) {
+        const before = Math.floor(Date.now() / 1000) * 1000;
+        const answer = await rawH2(session, {
+          method: "GET",
+          path: `${PATH}ListScoreboard?encoding=proto&base64=1&message=`,
+          headers,
+        });
+        const after = Date.now();
+        expect(answer.status).toBe("if-none-match" in headers ? 304 : 200);
+        const date = answer.headers.date ?? "";
+        // RFC 9110's IMF-fixdate, as Node's own Date header (toUTCString).
+        expect(date).toMatch(/^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/);
+        expect(Date.parse(date)).toBeGreaterThanOrEqual(before);
+        expect(Date.parse(date)).toBeLessThanOrEqual(after);
+      }
+    });
+  });
 });
