@@ -116,36 +116,33 @@ const CPU_PROF = process.env.BENCH_CPU_PROF;
 /**
  * Starts `replicas` chat-api processes as deployed (production, its Node
  * flags), with the rate limit off, on the database `url`, with `env` added
- * and `nodeArgs` after the Node flags.
+ * and `nodeArgs` after the Node flags; `build` is the directory of the
+ * build they run (this checkout's `dist` unless another is named).
  */
 export async function startReplicas(
   url: string,
   replicas: number,
   env: Record<string, string> = {},
   nodeArgs: readonly string[] = [],
+  build: string = join(__dirname, "../dist"),
 ): Promise<Served[]> {
   const servers: Served[] = [];
   for (let r = 0; r < replicas; r++) {
     const port = await freePort();
     const profile = CPU_PROF === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF}`];
     servers.push(
-      await serve(
-        "node",
-        [...NODE_FLAGS, ...profile, ...nodeArgs, join(__dirname, "../dist/index.js")],
-        port,
-        {
-          ...PROCESS_ENV,
-          DATABASE_URL: url,
-          NODE_ENV: "production",
-          PORT: String(port),
-          CHAT_HOST: "127.0.0.1",
-          CHAT_METRICS_PORT: String(await freePort()),
-          CHAT_EXTERNAL_URL: EXTERNAL_URL,
-          CHAT_RATE_LIMIT: "false",
-          CHAT_MAX_POLLS_PER_USER: "100",
-          ...env,
-        },
-      ),
+      await serve("node", [...NODE_FLAGS, ...profile, ...nodeArgs, join(build, "index.js")], port, {
+        ...PROCESS_ENV,
+        DATABASE_URL: url,
+        NODE_ENV: "production",
+        PORT: String(port),
+        CHAT_HOST: "127.0.0.1",
+        CHAT_METRICS_PORT: String(await freePort()),
+        CHAT_EXTERNAL_URL: EXTERNAL_URL,
+        CHAT_RATE_LIMIT: "false",
+        CHAT_MAX_POLLS_PER_USER: "100",
+        ...env,
+      }),
     );
   }
   return servers;

@@ -8,8 +8,13 @@
  * other drift by more than a few microseconds between minutes here.
  *
  * BENCH_POLL_PAIR={"name":{"ENV":"value"},...} (default: a write per log
- * line against 4 KiB batches), BENCH_ROUNDS (default 3).
+ * line against 4 KiB batches), BENCH_ROUNDS (default 3). A variant's
+ * `BENCH_BUILD` is not passed on: it names the build that server runs (a
+ * `dist` directory, such as an earlier commit's in a `git worktree` with its
+ * own `pnpm install` and build), so that a change is paired with the build
+ * before it.
  */
+import { resolve } from "node:path";
 import { processSeconds } from "@repo/bench-kit";
 import { createLoadRealm, agent, call, startReplicas } from "./load-realm";
 
@@ -28,8 +33,14 @@ async function main(): Promise<void> {
   try {
     for (let round = 0; round < ROUNDS; round++) {
       const servers = await Promise.all(
-        Object.entries(VARIANTS).map(async ([name, env]) => {
-          const [server] = await startReplicas(data.url, 1, env);
+        Object.entries(VARIANTS).map(async ([name, { BENCH_BUILD: build, ...env }]) => {
+          const [server] = await startReplicas(
+            data.url,
+            1,
+            env,
+            [],
+            build === undefined ? undefined : resolve(build),
+          );
           if (server === undefined) throw new Error("no server");
           const queues = await Promise.all(
             data.users.map(async (user) => {
