@@ -176,7 +176,8 @@ describe("columns across threads", () => {
     expect(fromWorker).toEqual({
       kind: "data",
       columns: parseBoard(json(board), {}),
-      validators: {},
+      // The file's identity and change stamps, its validator for the next refresh.
+      validators: { etag: expect.stringMatching(/^file:\d+:\d+:\d+:\d+:\d+$/) as unknown },
     });
   });
 

@@ -288,6 +288,50 @@ describe("file sources", () => {
     expect(store.current()?.total).toBe(2);
   });
 
+  it("reads a file again only when it changed, and keeps the date a board gives itself", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "board-"));
+    const path = join(dir, "board.json");
+    const board = (fetchedAt: number, score: number) =>
+      JSON.stringify({ fetched_at: fetchedAt, entries: [{ ...rows(1)[0], score }] });
+    await writeFile(path, board(42, 100));
+    const store = new SnapshotStore();
+    const { refresher, lines } = refresherFor(store, { source: sourceFromSetting(path) });
+    expect(await refresher.refresh()).toBe("updated");
+    const first = store.current();
+    clock += 60_000;
+    // Not read again: no change is reported as not modified, the data and its own date kept.
+    expect(await refresher.refresh()).toBe("not_modified");
+    expect(lines.at(-1)?.outcome).toBe("not_modified");
+    expect(store.current()?.data).toBe(first?.data);
+    expect(store.current()?.fetchedAt).toBe(42n);
+    // Rewritten in place with as many bytes: its change times tell.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await writeFile(path, board(43, 101));
+    expect(await refresher.refresh()).toBe("updated");
+    expect(store.current()?.fetchedAt).toBe(43n);
+    expect(store.current()?.byRank(1)?.score).toBe(101);
+  });
+
+  it("dates an unchanged board without a date of its own at each refresh", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "board-"));
+    const path = join(dir, "board.csv");
+    await writeFile(path, "username,profile_path,country,grade,score\nzed,/z,SE,B,7\n");
+    const store = new SnapshotStore();
+    const { refresher } = refresherFor(store, { source: sourceFromSetting(path) });
+    await refresher.refresh();
+    clock += 60_000;
+    expect(await refresher.refresh()).toBe("not_modified");
+    expect(store.current()?.fetchedAt).toBe(1_800_000_060n);
+  });
+
+  it("makes the demo board once", async () => {
+    const store = new SnapshotStore();
+    const { refresher } = refresherFor(store, { source: sourceFromSetting(undefined) });
+    expect(await refresher.refresh()).toBe("updated");
+    expect(await refresher.refresh()).toBe("not_modified");
+    expect(store.current()?.total).toBe(10_000);
+  });
+
   it("fails cleanly on a missing file", async () => {
     const store = new SnapshotStore();
     const { refresher, lines } = refresherFor(store, {

@@ -41,7 +41,7 @@ const reply = (message: WorkerReply, transfer: ArrayBuffer[] = []): void =>
 
 loadBoard(source, since, timeoutMs, lowerPriority).then(
   (result) => {
-    if (result.kind === "not-modified") reply({ kind: "not-modified" });
+    if (result.kind !== "data") reply(result);
     else
       reply(
         { kind: "data", columns: result.columns, validators: result.validators },

@@ -1,9 +1,15 @@
 import { type BoardColumns, parseBoard } from "./parse";
 import { type BoardSource, type Validators, fetchSource } from "./sources";
 
-/** What one load brought: parsed columns with their validators, or "not modified". */
+/**
+ * What one load brought: parsed columns with their validators, "not modified"
+ * (an HTTP 304), or "unchanged" (a file or the demo board, the same bytes as
+ * the data last accepted; neither read nor parsed).
+ */
 export type LoadResult =
-  { kind: "data"; columns: BoardColumns; validators: Validators } | { kind: "not-modified" };
+  | { kind: "data"; columns: BoardColumns; validators: Validators }
+  | { kind: "not-modified" }
+  | { kind: "unchanged" };
 
 /**
  * Fetches and parses one board: {@link loadBoard} on the calling thread, or
@@ -44,7 +50,7 @@ export async function loadBoard(
   } catch (error) {
     throw new LoadFailure(describeFetchError(error, timeoutMs));
   }
-  if (fetched.kind === "not-modified") return fetched;
+  if (fetched.kind !== "data") return fetched;
   beforeParse();
   return {
     kind: "data",

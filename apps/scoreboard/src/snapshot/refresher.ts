@@ -38,6 +38,8 @@ export class Refresher {
   private inFlight: Promise<RefreshOutcome> | undefined;
   private failures = 0;
   private validators: Validators = {};
+  /** The `fetched_at` the data last accepted gave itself (a JSON wrapper's), if any. */
+  private ownFetchedAt: bigint | null = null;
   private stopped = false;
   private readonly load: BoardLoader;
   private readonly now: () => number;
@@ -76,9 +78,12 @@ export class Refresher {
       const result = await this.load(source, this.validators, timeoutMs);
       const fetchedAt = BigInt(Math.floor(this.now() / 1000));
       const current = store.current();
-      if (result.kind === "not-modified") {
-        if (current === undefined) throw new Error("upstream answered 304 before any data");
-        store.swap(current.refetched(fetchedAt));
+      if (result.kind !== "data") {
+        if (current === undefined) throw new Error("the source reported no change before any data");
+        // A 304 dates the data at this fetch; unchanged bytes keep the date they give
+        // themselves, as reading them again would.
+        const at = result.kind === "unchanged" ? (this.ownFetchedAt ?? fetchedAt) : fetchedAt;
+        store.swap(current.refetched(at));
         outcome = "not_modified";
       } else {
         const { columns } = result;
@@ -90,6 +95,7 @@ export class Refresher {
             : await Snapshot.build(columns, at);
         store.swap(next);
         this.validators = result.validators;
+        this.ownFetchedAt = columns.fetchedAt === null ? null : BigInt(columns.fetchedAt);
         outcome = "updated";
       }
       this.failures = 0;

@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import type { FormatHint } from "./parse";
 import { demoBoardCsv } from "./demo";
@@ -9,10 +9,15 @@ export interface Validators {
   lastModified?: string | undefined;
 }
 
-/** What one fetch brought: new data, or word that the data has not changed. */
+/**
+ * What one fetch brought: new data, or word that the data has not changed:
+ * `not-modified` from an HTTP upstream (304), `unchanged` from a file or the
+ * demo board (the same bytes as the data last accepted, so not read again).
+ */
 export type FetchResult =
   | { kind: "data"; bytes: Uint8Array; hint: FormatHint; validators: Validators }
-  | { kind: "not-modified" };
+  | { kind: "not-modified" }
+  | { kind: "unchanged" };
 
 /**
  * Where the board comes from: plain data, so that it can be handed to the
@@ -29,7 +34,7 @@ export class UpstreamStatusError extends Error {
   override readonly name = "UpstreamStatusError";
 }
 
-/** A board file on local disk, read whole on each refresh. */
+/** A board file on local disk, read whole at each refresh where it changed. */
 export const fileSource = (path: string): BoardSource => ({
   kind: "file",
   path,
@@ -50,6 +55,9 @@ export function sourceFromSetting(setting: string | undefined): BoardSource {
   return fileSource(setting);
 }
 
+/** The demo board's validator: it never changes. */
+const DEMO_ETAG = "demo";
+
 /** Fetches the board of `source`; `since` holds the validators of the last accepted data. */
 export async function fetchSource(
   source: BoardSource,
@@ -58,15 +66,24 @@ export async function fetchSource(
 ): Promise<FetchResult> {
   switch (source.kind) {
     case "file": {
+      // The file's identity and change stamps stand for its bytes, as an ETag does: the
+      // same device, inode, size and change times as the data last accepted are the same
+      // data, neither read nor parsed again. A file replaced (renamed over, as a
+      // Kubernetes ConfigMap's is) or written changes them.
+      const { dev, ino, size, mtimeNs, ctimeNs } = await stat(source.path, { bigint: true });
+      const etag = `file:${dev}:${ino}:${size}:${mtimeNs}:${ctimeNs}`;
+      if (since.etag === etag) return { kind: "unchanged" };
       const bytes = await readFile(source.path, { signal });
-      return { kind: "data", bytes, hint: { path: source.path }, validators: {} };
+      return { kind: "data", bytes, hint: { path: source.path }, validators: { etag } };
     }
     case "demo":
+      // The same board every time: made and parsed once.
+      if (since.etag === DEMO_ETAG) return { kind: "unchanged" };
       return {
         kind: "data",
         bytes: Buffer.from(demoBoardCsv(10_000), "utf8"),
         hint: { contentType: "text/csv" },
-        validators: {},
+        validators: { etag: DEMO_ETAG },
       };
     case "http":
       return fetchHttp(source.url, signal, since);
