@@ -28,14 +28,24 @@ export interface AuthedUser {
  */
 interface Cached {
   user: AuthedUser;
-  key: Buffer;
+  key: Uint8Array;
   emails: readonly [string, string];
 }
 
 const API_KEY = /^[A-Za-z0-9]{32}$/;
 
 /** Constant-time comparison of two API keys' bytes. */
-const sameKey = (a: Buffer, b: Buffer): boolean => a.length === b.length && timingSafeEqual(a, b);
+const sameKey = (a: Uint8Array, b: Uint8Array): boolean =>
+  a.length === b.length && timingSafeEqual(a, b);
+
+const UTF8 = new TextEncoder();
+
+/**
+ * A key's bytes, kept as long as its cache entry: in a buffer of their own.
+ * `Buffer.from` would cut them from Node's shared 8 KiB pool, and a kept slice
+ * keeps its whole pool alive.
+ */
+const keyBytes = (key: string): Uint8Array => UTF8.encode(key);
 
 /**
  * API-key lookups, cached: every request needs one, and a database round trip
@@ -53,11 +63,11 @@ export class AuthCache implements Invalidatable {
 
   /** The user that owns `apiKey`, or undefined. */
   async lookup(apiKey: string): Promise<AuthedUser | undefined> {
-    return (await this.account(apiKey, Buffer.from(apiKey)))?.user;
+    return (await this.account(apiKey, keyBytes(apiKey)))?.user;
   }
 
   /** The account that owns `apiKey` (whose bytes are `key`), or undefined. */
-  async account(apiKey: string, key: Buffer): Promise<Cached | undefined> {
+  async account(apiKey: string, key: Uint8Array): Promise<Cached | undefined> {
     const hit = this.byKey.get(apiKey);
     if (hit !== undefined && sameKey(hit.key, key)) return hit;
     let pending = this.pending.get(apiKey);
@@ -89,7 +99,7 @@ export class AuthCache implements Invalidatable {
     };
     const cached: Cached = {
       user,
-      key: Buffer.from(row.api_key),
+      key: keyBytes(row.api_key),
       emails: [row.delivery_email.toLowerCase(), row.email.toLowerCase()],
     };
     if (generation === this.generation) this.byKey.set(apiKey, cached);
@@ -135,7 +145,7 @@ export function parseBasicAuth(header: string | undefined): { email: string; api
 interface Credentials {
   claimed: string;
   apiKey: string;
-  key: Buffer | undefined;
+  key: Uint8Array | undefined;
 }
 
 /**
@@ -155,7 +165,7 @@ function credentialsOf(header: string | undefined): Credentials {
   const credentials: Credentials = {
     claimed: email.toLowerCase(),
     apiKey,
-    key: API_KEY.test(apiKey) ? Buffer.from(apiKey) : undefined,
+    key: API_KEY.test(apiKey) ? keyBytes(apiKey) : undefined,
   };
   if (header !== undefined) decoded.set(header, credentials);
   return credentials;
