@@ -229,34 +229,51 @@ async function load(port: number, c: Case, cpus?: string): Promise<LoadResult> {
 
 const median = (values: number[]) => summarize(values).median;
 
+/** A paired comparison: the median of the rounds' ratios, then each round's. */
+interface Paired {
+  ratio: number;
+  rounds: number[];
+}
+
 /**
  * Ours against `reference` at the same moment: both servers pinned to one
  * shared CPU, each loaded by its own h2load on the other CPUs, round after
- * round. Each round's ratio of requests/s is the ratio of their CPU costs per
- * call under the same conditions (the machine's speed, which moves between
- * seconds here, moves both); the median of the rounds' ratios. Undefined on a
- * one-CPU machine.
+ * round. Each round gives two ratios: of requests/s, which is the ratio of the
+ * two servers' CPU costs per call when the kernel gives both the same share of
+ * the CPU; and of calls per CPU second, each server's calls over the CPU time
+ * its process got in the round, which does not assume that (a process whose
+ * collector runs on helper threads gets more of the shared CPU while they
+ * run). The median of each over the rounds. Undefined on a one-CPU machine.
  */
 async function pairedRatio(
   c: Case,
   ours: Served,
   reference: Served,
-): Promise<{ ratio: number; rounds: number[] } | undefined> {
+): Promise<{ perSecond: Paired; perCpuSecond: Paired } | undefined> {
   const cpus = pairedCpus();
   if (cpus === undefined) return undefined;
   for (const served of [ours, reference])
     if (served.child.pid !== undefined) await pinToCpus(served.child.pid, cpus.servers);
   const rounds: number[] = [];
+  const perCpu: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
+    const before = [processSeconds(ours.child.pid), processSeconds(reference.child.pid)];
     const [mine, theirs] = await Promise.all([
       load(ours.port, c, cpus.load),
       load(reference.port, c, cpus.load),
     ]);
+    const spentMine = processSeconds(ours.child.pid) - (before[0] ?? 0);
+    const spentTheirs = processSeconds(reference.child.pid) - (before[1] ?? 0);
     if (mine.failures + theirs.failures > 0)
       throw new Error(`${c.name}: failed requests while paired`);
     rounds.push(mine.requestsPerSecond / theirs.requestsPerSecond);
+    // Both loads last as long, so their calls are in the ratio of their rates.
+    perCpu.push(mine.requestsPerSecond / spentMine / (theirs.requestsPerSecond / spentTheirs));
   }
-  return { ratio: median(rounds), rounds };
+  return {
+    perSecond: { ratio: median(rounds), rounds },
+    perCpuSecond: { ratio: median(perCpu), rounds: perCpu },
+  };
 }
 
 const fmt = (n: number, digits = 0) =>
@@ -339,14 +356,26 @@ async function throughput(dir: string): Promise<string> {
       ratios.push(
         `- ${c.name}: ${fmt(medianOf("ours") / medianOf("grpc-js"), 2)}x grpc-js, ${fmt(medianOf("ours") / medianOf("ceiling"), 2)}x the bare http2 ceiling`,
       );
-      if (paired?.grpcJs !== undefined && paired.ceiling !== undefined)
-        pairedRows.push([
-          c.name,
-          `**${fmt(paired.grpcJs.ratio, 2)}x**`,
-          paired.grpcJs.rounds.map((r) => fmt(r, 2)).join(", "),
-          `**${fmt(paired.ceiling.ratio, 2)}x**`,
-          paired.ceiling.rounds.map((r) => fmt(r, 2)).join(", "),
-        ]);
+      if (paired?.grpcJs !== undefined && paired.ceiling !== undefined) {
+        const cells = (p: Paired) => [
+          `**${fmt(p.ratio, 2)}x**`,
+          p.rounds.map((r) => fmt(r, 2)).join(", "),
+        ];
+        pairedRows.push(
+          [
+            c.name,
+            "requests/s",
+            ...cells(paired.grpcJs.perSecond),
+            ...cells(paired.ceiling.perSecond),
+          ],
+          [
+            c.name,
+            "calls per CPU second",
+            ...cells(paired.grpcJs.perCpuSecond),
+            ...cells(paired.ceiling.perCpuSecond),
+          ],
+        );
+      }
     }
   }
   const pairedCpuList = pairedCpus();
@@ -362,13 +391,13 @@ async function throughput(dir: string): Promise<string> {
     "",
     pairedCpuList === undefined
       ? "Paired ratios: not measured (one CPU)."
-      : `Paired ratios, ours over the reference loaded at the same moment, both servers pinned to CPU ${pairedCpuList.servers} and each h2load to CPU ${pairedCpuList.load} (${String(ROUNDS)} rounds; the median of the rounds' ratios, then each round's):`,
+      : `Paired ratios, ours over the reference loaded at the same moment, both servers pinned to CPU ${pairedCpuList.servers} and each h2load to CPU ${pairedCpuList.load} (${String(ROUNDS)} rounds; the median of the rounds' ratios, then each round's): of requests/s, and of calls per second of the CPU time each process got in the round:`,
     "",
     ...(pairedRows.length === 0
       ? []
       : [
           table(
-            ["call", "vs grpc-js", "rounds", "vs the bare http2 ceiling", "rounds"],
+            ["call", "ratio of", "vs grpc-js", "rounds", "vs the bare http2 ceiling", "rounds"],
             pairedRows,
           ),
         ]),
