@@ -7,8 +7,8 @@
  * client, and memory flat: the heap after the run within 10 % of the heap
  * after warm-up, each read right after a full collection (through the
  * inspector), so it is what the process keeps, and while the channel is quiet
- * (every message delivered, every client's next poll held). `STRESS_SOAK_SECONDS=3600` for
- * an hour.
+ * (every message delivered, every client's next poll held).
+ * `STRESS_SOAK_SECONDS=3600` for an hour.
  */
 import { type PrivatePostgres, autocannon, freePort, heapAfterGc } from "@repo/bench-kit";
 import { Client } from "pg";
