@@ -69,7 +69,11 @@ interface CeilingRound {
  */
 const TARGET: Scenario = { users: MAX_USERS, senders: 50, perSender: 4, replicas: 1 };
 
-/** BENCH_REALTIME=users:senders:perSender:replicas,...: only these scenarios; the report is not written. */
+/**
+ * BENCH_REALTIME=users:senders:perSender:replicas,...: only these scenarios; the report is not
+ * written. With BENCH_CEILING=1 too, the ceiling's rounds, the bare server's 50-sender run and
+ * both poll costs follow them (a full run always has them).
+ */
 const CHOSEN = process.env.BENCH_REALTIME?.split(",").map((spec): Scenario => {
   const [users = 0, senders = 0, perSender = 0, replicas = 1] = spec.split(":").map(Number);
   return { users, senders, perSender, replicas: replicas === 2 ? 2 : 1 };
