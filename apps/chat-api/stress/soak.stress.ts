@@ -235,10 +235,10 @@ describe("a three-minute soak", () => {
     const soak = await load(SOAK_SECONDS);
     sampling.stop = true;
     await sampled;
-    // The last message reaches every client (quietHeap waits for it).
-    const afterRun = await quietHeap();
     sending.stop = true;
     await sends;
+    // The last message reaches every client (quietHeap waits for it).
+    const afterRun = await quietHeap();
     await listening.stop();
     const requests = soak.reduce((sum, r) => sum + r.requests, 0);
     const planned = mix.reduce((sum, m) => sum + m.rate, 0) * SOAK_SECONDS;

@@ -257,13 +257,16 @@ async function pairedRatio(
   const rounds: number[] = [];
   const perCpu: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    const before = [processSeconds(ours.child.pid), processSeconds(reference.child.pid)];
+    const [mineBefore, theirsBefore] = [
+      processSeconds(ours.child.pid),
+      processSeconds(reference.child.pid),
+    ];
     const [mine, theirs] = await Promise.all([
       load(ours.port, c, cpus.load),
       load(reference.port, c, cpus.load),
     ]);
-    const spentMine = processSeconds(ours.child.pid) - (before[0] ?? 0);
-    const spentTheirs = processSeconds(reference.child.pid) - (before[1] ?? 0);
+    const spentMine = processSeconds(ours.child.pid) - mineBefore;
+    const spentTheirs = processSeconds(reference.child.pid) - theirsBefore;
     if (mine.failures + theirs.failures > 0)
       throw new Error(`${c.name}: failed requests while paired`);
     rounds.push(mine.requestsPerSecond / theirs.requestsPerSecond);
