@@ -13,11 +13,13 @@ import { BoardFormatError } from "./parse";
 
 const job = JSON.parse(process.env[LOAD_JOB_VARIABLE] ?? "null") as LoadJob;
 const channel = new Socket({ fd: 3, readable: true, writable: true });
-let replied = false;
-// The service's end closes when the service stops or dies: nobody is left to read the board.
-channel.on("end", () => process.exit(replied ? 0 : 1));
+// The service's end closes before the reply is whole only when the service
+// stopped or died: nobody is left to read the board.
+channel.on("end", () => process.exit(1));
 channel.on("error", () => process.exit(1));
 channel.resume();
+/** Once the reply's last byte is in the pipe (the reader gets it all after this process is gone). */
+const done = (): never => process.exit(0);
 
 /**
  * The parse runs at the lowest CPU priority in production (Linux gives each
@@ -37,10 +39,12 @@ function lowerPriority(): void {
 }
 
 loadBoard(job.source, job.since, job.timeoutMs, lowerPriority).then(
-  (result) => writeReply(channel, result, () => (replied = true)),
+  (result) => {
+    writeReply(channel, result, done);
+  },
   (error: unknown) => {
     const message = error instanceof Error ? error.message : String(error);
     const kind = error instanceof BoardFormatError ? "rejected" : "failed";
-    writeReply(channel, { kind, message }, () => (replied = true));
+    writeReply(channel, { kind, message }, done);
   },
 );

@@ -67,6 +67,3 @@ export const childLoader =
       },
     );
   };
-
-/** The production loader: a process whose parse runs at {@link LOAD_NICE}. */
-export const loadInChild: BoardLoader = childLoader(LOAD_NICE);
