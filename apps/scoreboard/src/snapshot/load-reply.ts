@@ -127,9 +127,9 @@ function columnsOf(header: ReplyHeader & { kind: "data" }, body: Uint8Array): Bo
 
 /**
  * A reply put together chunk by chunk as it arrives: the columns' bytes are
- * copied straight into one buffer of their announced size, so the service's
- * thread holds no more than the finished columns and does no step longer than
- * copying one chunk.
+ * copied straight into one buffer of their announced size, so the reading
+ * thread (the loading worker's, in production) holds no more than the
+ * finished columns and does no step longer than copying one chunk.
  */
 class ReplyAssembler {
   /** The bytes of an unfinished header. */
