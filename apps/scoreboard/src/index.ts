@@ -74,7 +74,7 @@ async function main(): Promise<void> {
   if (missing.length > 0)
     logger.warn(
       { missing, expected: NODE_FLAGS },
-      `started without the service's Node flags: refreshes of large boards will slow calls, and calls cost more CPU (run \`node ${NODE_FLAGS.join(" ")} dist/index.js\`, as pnpm start and the image do)`,
+      `started without the service's Node flags: calls cost more CPU (run \`node ${NODE_FLAGS.join(" ")} dist/index.js\`, as pnpm start and the image do)`,
     );
 
   let stopping = false;

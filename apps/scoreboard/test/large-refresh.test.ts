@@ -55,8 +55,8 @@ afterAll(async () => {
 it("answers reads from the old snapshot during a 1,000,000-entry refresh, never mixing the two", async () => {
   const { store } = running;
   const refresher = new Refresher({
-    // The real worker thread, at normal priority: in production it runs at the
-    // lowest (PARSE_NICE) to yield to the service's calls, but here other test
+    // The real loading worker and process, at normal priority: in production it parses at the
+    // lowest (LOAD_NICE) to yield to the service's calls, but here other test
     // suites may fill both cores and would starve it. What a lower priority buys
     // is measured by `pnpm bench`, not here.
     load: workerLoader(0),

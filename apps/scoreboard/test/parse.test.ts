@@ -168,12 +168,12 @@ describe("columns across threads", () => {
     return fileSource(path);
   };
 
-  it("gives the same columns from the loading worker thread as in-line", async () => {
+  it("gives the same columns from the loading worker and process as in-line", async () => {
     const source = boardFile(json(board));
     const inline = await loadBoard(source, {}, 5000);
-    const fromWorker = await workerLoader(0)(source, {}, 5000);
-    expect(fromWorker).toEqual(inline);
-    expect(fromWorker).toEqual({
+    const loaded = await workerLoader(0)(source, {}, 5000);
+    expect(loaded).toEqual(inline);
+    expect(loaded).toEqual({
       kind: "data",
       columns: parseBoard(json(board), {}),
       // The file's identity and change stamps, its validator for the next refresh.
@@ -181,13 +181,13 @@ describe("columns across threads", () => {
     });
   });
 
-  it("rejects bad data from the worker thread with the parser's message", async () => {
+  it("rejects bad data from the loading worker and process with the parser's message", async () => {
     await expect(workerLoader(0)(boardFile(Buffer.from("[]")), {}, 5000)).rejects.toThrow(
       new BoardFormatError("the board is empty"),
     );
   });
 
-  it("rejects a failed fetch from the worker thread with its reason", async () => {
+  it("rejects a failed fetch from the loading worker and process with its reason", async () => {
     await expect(workerLoader(0)(fileSource("/nonexistent/board.json"), {}, 5000)).rejects.toThrow(
       /ENOENT: no such file or directory/,
     );

@@ -67,13 +67,19 @@ beforeEach(async () => {
   clock = 1_800_000_000_000;
 });
 
-afterEach(() => upstream.stop());
+/** Every refresher a test made: stopped after it, so that none refreshes on its timer into later tests. */
+const refreshers: Refresher[] = [];
+
+afterEach(() => {
+  for (const refresher of refreshers.splice(0)) refresher.stop();
+  return upstream.stop();
+});
 
 function refresherFor(store: SnapshotStore, overrides: Partial<RefresherOptions> = {}) {
   const { logger, lines } = capturedLogger();
   const metrics = createMetrics(store, () => clock);
   const refresher = new Refresher({
-    // The real worker thread at normal priority: other suites may fill both
+    // The real loading worker and process at normal priority: other suites may fill both
     // cores, and would starve production's lowest priority (see large-refresh).
     load: workerLoader(0),
     source: sourceFromSetting(upstream.url),
@@ -88,6 +94,7 @@ function refresherFor(store: SnapshotStore, overrides: Partial<RefresherOptions>
     now: () => clock,
     ...overrides,
   });
+  refreshers.push(refresher);
   return { refresher, lines, metrics };
 }
 
@@ -107,7 +114,7 @@ describe("refreshing from an HTTP upstream", () => {
 
   it("keeps serving the last good snapshot, with its old fetched_at, through every kind of bad fetch", async () => {
     // The limit is what the hang below runs into; every other fetch is a few bytes
-    // on loopback and ends far sooner, on a busy machine and in a fresh worker too.
+    // on loopback and ends far sooner, on a busy machine and in a fresh process too.
     const { refresher, lines, metrics } = refresherFor(store, { timeoutMs: 3000 });
     upstream.serveJson(rows(4, "good"));
     expect(await refresher.refresh()).toBe("updated");

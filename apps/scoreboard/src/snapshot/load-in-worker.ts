@@ -1,34 +1,33 @@
 import { extname, join } from "node:path";
 import { Worker } from "node:worker_threads";
-import { type BoardLoader, LoadFailure, type LoadResult } from "./load";
+import { type BoardLoader, LoadFailure } from "./load";
+import { LOAD_NICE } from "./load-in-child";
+import type { LoadJob, LoadReply } from "./load-reply";
 import { BoardFormatError } from "./parse";
-
-/** What the loading worker posts back: its result, or why it failed. */
-export type WorkerReply =
-  LoadResult | { kind: "rejected"; message: string } | { kind: "failed"; message: string };
 
 const workerFile = join(__dirname, `load-worker${extname(__filename)}`);
 // Run from TypeScript sources (the tests), the worker compiles itself on load.
 const workerExecArgv = workerFile.endsWith(".ts") ? ["--require", "@swc-node/register"] : [];
 
-/** The worker thread's nice value in production: the lowest priority, so the load yields the core to calls. */
-export const LOAD_NICE = 19;
-
 /**
- * A loader that fetches and parses one board in a fresh worker thread at nice
- * value `nice`: the body, the parse and the index are all made there, and only
- * the finished columns come back (transferred, not copied).
+ * A loader that runs each load in a fresh worker thread, which starts a
+ * loading process (`load-in-child.ts`) for the fetch and the parse, reads the
+ * columns it sends back, and hands them to this thread transferred, not
+ * copied: this thread neither holds the fetched body nor touches a page of
+ * the new columns before it serves them. `nice` is the priority of the
+ * process's parse and of the worker's reading (`LOAD_NICE` in production).
  */
 export const workerLoader =
   (nice: number): BoardLoader =>
   (source, since, timeoutMs) =>
     new Promise((resolve, reject) => {
+      const job: LoadJob = { source, since, timeoutMs, nice };
       const worker = new Worker(workerFile, {
-        workerData: { source, since, timeoutMs, nice },
+        workerData: job,
         execArgv: workerExecArgv,
       });
       let settled = false;
-      worker.once("message", (reply: WorkerReply) => {
+      worker.once("message", (reply: LoadReply) => {
         settled = true;
         if (reply.kind === "rejected") reject(new BoardFormatError(reply.message));
         else if (reply.kind === "failed") reject(new LoadFailure(reply.message));
@@ -44,5 +43,5 @@ export const workerLoader =
       });
     });
 
-/** The production loader: a worker thread at {@link LOAD_NICE}. */
+/** The production loader: a worker thread and a loading process at {@link LOAD_NICE}. */
 export const loadInWorker: BoardLoader = workerLoader(LOAD_NICE);

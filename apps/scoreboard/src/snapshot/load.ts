@@ -13,7 +13,7 @@ export type LoadResult =
 
 /**
  * Fetches and parses one board: {@link loadBoard} on the calling thread, or
- * `workerLoader` in a worker thread (production). Rejects with
+ * `workerLoader` in a worker thread and a process of its own (production). Rejects with
  * `BoardFormatError` (`parse.ts`) when the data is bad and {@link LoadFailure} when
  * the fetch failed, each with the reason the refresh log shows.
  */
@@ -28,15 +28,18 @@ export class LoadFailure extends Error {
   override readonly name = "LoadFailure";
 }
 
-/** The columns' buffers, to transfer them across threads without a copy. */
+/** The distinct buffers under the columns, to transfer them across threads without a copy. */
 export function columnBuffers(columns: BoardColumns): ArrayBuffer[] {
   const { text, offsets, scores, foldHashes, foldOrder } = columns;
-  return [text, offsets, scores, foldHashes, foldOrder].map((a) => a.buffer as ArrayBuffer);
+  const buffers = [text, offsets, scores, foldHashes, foldOrder].map(
+    (a) => a.buffer as ArrayBuffer,
+  );
+  return [...new Set(buffers)];
 }
 
 /**
  * Fetches `source` within `timeoutMs` (headers and body), then parses it;
- * `beforeParse` runs between the two (the worker lowers its priority there).
+ * `beforeParse` runs between the two (the loading process lowers its priority there).
  */
 export async function loadBoard(
   source: BoardSource,

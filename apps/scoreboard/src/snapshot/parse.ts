@@ -25,8 +25,8 @@ export interface BoardRow {
 }
 
 /**
- * A parsed board in columns, built to cross a worker boundary without a copy:
- * numbers and text in typed arrays that are transferred. Every string is
+ * A parsed board in columns, built to cross from the loading process as raw
+ * bytes: numbers and text in typed arrays (`load-reply.ts`). Every string is
  * stored as UTF-8 in `text`, one after the other: entry i (rank i + 1) owns the
  * strings `STRINGS_PER_ENTRY * i ..` of `offsets` (username, profile_path,
  * country, grade, folded username), and string n is the bytes

@@ -23,7 +23,7 @@ export interface RefresherOptions {
   minBackoffMs?: number;
   /** Relative jitter of every delay (0.1 = +/-10 %). */
   jitter?: number;
-  /** Fetches and parses; a worker thread by default. */
+  /** Fetches and parses; a worker thread and a process of its own by default. */
   load?: BoardLoader;
   now?: () => number;
 }

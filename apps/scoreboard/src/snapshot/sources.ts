@@ -21,8 +21,8 @@ export type FetchResult =
 
 /**
  * Where the board comes from: plain data, so that it can be handed to the
- * worker thread that fetches and parses it (`load.ts`); `description` names it
- * in logs.
+ * process that fetches and parses it (`load-in-child.ts`); `description`
+ * names it in logs.
  */
 export type BoardSource =
   | { kind: "http"; url: string; description: string }
@@ -109,7 +109,7 @@ async function fetchHttp(
     await response.body?.cancel();
     throw new UpstreamStatusError(`upstream answered HTTP ${response.status}`);
   }
-  // Read whole: this runs in the loading worker, where joining a large body
+  // Read whole: this runs in the loading process, where joining a large body
   // holds no one's event loop.
   const bytes = new Uint8Array(await response.arrayBuffer());
   return {
