@@ -28,9 +28,7 @@ beforeAll(async () => {
   site = await upstream((_req, res) => res.writeHead(200, csv).end(GOOD));
   scoreboard = await startScoreboard({
     SCOREBOARD_SOURCE: site.url,
-    // Each refresh starts a loading process (about 0.17 s of CPU): once a second
-    // is enough to see every fault, and leaves the machine to the suites beside it.
-    SCOREBOARD_REFRESH_SECONDS: "1",
+    SCOREBOARD_REFRESH_SECONDS: "0.5",
     // Twice what a healthy fetch needs on a loaded machine, half the slow upstream's 2 s.
     SCOREBOARD_FETCH_TIMEOUT_SECONDS: "1",
   });
