@@ -12,6 +12,7 @@ import { workerLoader } from "../src/snapshot/load-in-worker";
 import { LOAD_JOB_VARIABLE, type LoadJob, readReply, writeReply } from "../src/snapshot/load-reply";
 import { parseBoard } from "../src/snapshot/parse";
 import { fileSource, httpSource } from "../src/snapshot/sources";
+import { eventually } from "../stress/support";
 import { rows } from "./helpers";
 
 jest.setTimeout(30_000);
@@ -130,10 +131,8 @@ describe("the loading process", () => {
     // Other suites' processes in this jest worker may exit meanwhile: they are
     // reaped within a turn or two of its event loop. Unreaped loading
     // processes stay zombies for good.
-    const deadline = Date.now() + 2000;
     const left = () => unreapedChildren().filter((pid) => !before.has(pid));
-    while (left().length > 0 && Date.now() < deadline)
-      await new Promise((resolve) => setTimeout(resolve, 50));
+    await eventually(() => left().length === 0, 2000);
     expect(left()).toEqual([]);
   });
 
