@@ -12,6 +12,7 @@
  * (bench/poll-worker.ts). Writes the `chat-connections` section of
  * docs/benchmarks.md.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { machine, quantile, table, writeSection } from "@repo/bench-kit";
@@ -112,7 +113,7 @@ async function run(
     );
     await Promise.all(world.users.map((actor) => actor.start()));
     world.changed();
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await sleep(1000);
     const sender = users[0];
     if (sender === undefined) throw new Error("no sender");
     const sentAt = new Map<number, number>();
@@ -133,10 +134,10 @@ async function run(
       if (reply.status === 200) sentAt.set(Number(reply.json.id), at);
       else if (reply.status !== 0) failures.push(`send: HTTP ${String(reply.status)}`);
       const next = started + (n + 1) * 1000;
-      if (next > now()) await new Promise((resolve) => setTimeout(resolve, next - now()));
+      if (next > now()) await sleep(next - now());
     }
     // The last message's deliveries, then the reports.
-    await new Promise((resolve) => setTimeout(resolve, 3000));
+    await sleep(3000);
     for (const actor of world.users) actor.stop();
     tally.stopping = true;
     const reports = await Promise.all(

@@ -8,6 +8,7 @@
  * lookups PostgreSQL saw during the authenticated loads. Writes its section of
  * docs/benchmarks.md.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { execFileSync } from "node:child_process";
 import { isDeepStrictEqual } from "node:util";
 import { join } from "node:path";
@@ -298,7 +299,7 @@ async function main(): Promise<void> {
 
     // The server's connections flush their statistics when they close.
     await all.ours.stop();
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await sleep(1000);
     const lookups = (await apiKeyLookups(data.url)) - lookupsBefore;
 
     const rows = [...results].map(([name, runs]) => {

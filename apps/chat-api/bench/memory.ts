@@ -6,6 +6,7 @@
  * inspector), so it is what the process keeps, not garbage it has not yet
  * collected. Writes the `chat-memory` section of docs/benchmarks.md.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -57,7 +58,6 @@ const ZULIP_MINIMUM =
 const MiB = 2 ** 20;
 const mib = (bytes: number): string => `${(bytes / MiB).toFixed(0)} MB`;
 const kib = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KB`;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Idle {
   label: string;

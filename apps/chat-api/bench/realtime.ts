@@ -9,6 +9,7 @@
  * is checked: each queue receives every message once, in increasing id
  * order. Writes the `chat-realtime` section of docs/benchmarks.md.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { join } from "node:path";
 import { type Served, machine, quantile, table, writeSection } from "@repo/bench-kit";
 import { Worker } from "node:worker_threads";
@@ -181,7 +182,7 @@ async function run(
   };
   await Promise.all(workers.map((worker) => message(worker, "ready")));
   // The first polls reach the server and wait there, as a connected client's do.
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  await sleep(500);
   const sendMs: number[] = [];
   const senders = all.slice(0, scenario.senders);
   const cpuBefore = cpuSnapshot(pids);
@@ -218,7 +219,7 @@ async function run(
   const sent = now();
   // Every delivery (a timed run: what arrives within 5 s of the last send).
   const grace = scenario.seconds === undefined ? 30_000 : 5_000;
-  await Promise.race([done, new Promise((resolve) => setTimeout(resolve, grace))]);
+  await Promise.race([done, sleep(grace)]);
   const cpu = cpuSpent(cpuBefore, cpuSnapshot(pids));
   const cpuSeconds = (now() - started) / 1000;
   const reports = await Promise.all(

@@ -3,6 +3,7 @@
  * long-poll open, acts at random and reports its presence every minute;
  * what they do and see is noted in {@link tally}.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { Client } from "undici";
 import { NO_ANSWER, type User, call, timedOut } from "./load-realm";
 
@@ -223,7 +224,7 @@ export class SimUser {
         tally.pollFailures += 1;
         if (reply.status !== 0)
           tally.failures.add(`poll: HTTP ${String(reply.status)} ${JSON.stringify(reply.json)}`);
-        await new Promise((resolve) => setTimeout(resolve, 1000));
+        await sleep(1000);
         continue;
       }
       const now = performance.now();

@@ -23,6 +23,7 @@
  * crossed step (for a CPU profile, whose own cost crosses early). Writes the
  * `chat-simulation` section of docs/benchmarks.md.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { join } from "node:path";
 import { availableParallelism } from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
@@ -118,13 +119,13 @@ async function simulate(replicas: number): Promise<Outcome> {
       const pace = (SETTINGS.stepSeconds * 500) / Math.max(1, adding.length);
       await Promise.all(
         adding.map(async (user, k) => {
-          await new Promise((resolve) => setTimeout(resolve, k * pace));
+          await sleep(k * pace);
           await user.start();
           world.changed();
         }),
       );
       const left = begin + SETTINGS.stepSeconds * 1000 - performance.now();
-      if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
+      if (left > 0) await sleep(left);
       const end = performance.now();
       const spent = cpuSpent(cpuBefore, cpuSnapshot(pids));
       const busyShare = spent.busy / Math.max(1e-9, spent.total);
@@ -179,9 +180,8 @@ async function simulate(replicas: number): Promise<Outcome> {
     // No more actions; the last sends answer and their deliveries arrive before the check.
     for (const user of world.users) user.stop();
     for (let waited = 0; waited < REQUEST_TIMEOUT_MS && tally.sendsInFlight > 0; waited += 100)
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    for (let waited = 0; waited < 15_000 && check(world).lost > 0; waited += 500)
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await sleep(100);
+    for (let waited = 0; waited < 15_000 && check(world).lost > 0; waited += 500) await sleep(500);
     tally.stopping = true;
     for (const user of world.users) user.stop();
   } finally {

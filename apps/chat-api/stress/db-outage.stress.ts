@@ -6,7 +6,8 @@
  * restart (writes, reads, and long-polls woken by new events), and every write
  * that was answered with success is in the database.
  */
-import type { PrivatePostgres } from "@repo/bench-kit";
+import { setTimeout as sleep } from "node:timers/promises";
+import { type PrivatePostgres, until } from "@repo/bench-kit";
 import { Client } from "pg";
 import {
   type Answer,
@@ -14,9 +15,7 @@ import {
   apiKey,
   chatDatabase,
   client,
-  sleep,
   startChatApi,
-  until,
 } from "./support";
 
 jest.setTimeout(180_000);
@@ -193,7 +192,7 @@ describe("a database outage under load", () => {
 
     // Log lines are written in batches, at least every 100 ms: the last ones may still come.
     const logged = () => chat.logs.filter((l) => l.msg === "database unavailable").length;
-    await until(() => Promise.resolve(logged() >= refused.length), 5_000, "the outage's log lines");
+    await until(() => logged() >= refused.length, 5_000, "the outage's log lines");
     expect(logged()).toBe(refused.length);
     process.stdout.write(
       `${JSON.stringify({

@@ -4,12 +4,13 @@
  * within its grace period, and no request the server began is cut: every write
  * the server logged as completed reached its client.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { mkdtempSync, rmSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectionRefused } from "@repo/bench-kit";
-import { type ChatProcess, apiKey, client, sleep, startChatApi } from "./support";
+import { type ChatProcess, apiKey, client, startChatApi } from "./support";
 
 jest.setTimeout(120_000);
 

@@ -10,6 +10,7 @@
  * (every message delivered, every client's next poll held).
  * `STRESS_SOAK_SECONDS=3600` for an hour.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { type PrivatePostgres, autocannon, freePort, heapAfterGc } from "@repo/bench-kit";
 import { Client } from "pg";
 import { Agent } from "undici";
@@ -20,7 +21,7 @@ import {
   call as callAs,
   registerMessageQueues,
 } from "../bench/load-realm";
-import { type ChatProcess, apiKey, chatDatabase, client, sleep, startChatApi } from "./support";
+import { type ChatProcess, apiKey, chatDatabase, client, startChatApi } from "./support";
 
 const SOAK_SECONDS = Number(process.env.STRESS_SOAK_SECONDS ?? 180);
 const WARM_UP_SECONDS = 20;

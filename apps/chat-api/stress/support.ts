@@ -111,19 +111,3 @@ export async function apiKey(base: string, email: string): Promise<readonly [str
     await agent.close();
   }
 }
-
-/** Resolves once `check` holds, polling every 100 ms; rejects after `timeoutMs`. */
-export async function until(
-  check: () => Promise<boolean>,
-  timeoutMs: number,
-  what: string,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -363,7 +364,7 @@ if (TEST_DB_KIND === "postgres") {
         let status = 200;
         for (let i = 0; i < 100 && status === 200; i++) {
           status = (await call()).status;
-          if (status === 200) await new Promise((resolve) => setTimeout(resolve, 20));
+          if (status === 200) await sleep(20);
         }
         expect(status).toBe(401);
       } finally {

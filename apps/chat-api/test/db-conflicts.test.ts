@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { TRANSACTION_ATTEMPTS } from "../src/db/database";
 import { isDatabaseUnavailable, isTransactionConflict } from "../src/db/unavailable";
 import { TEST_DB_KIND, type TestDatabase, freshDatabase } from "./support/database";
@@ -40,8 +41,7 @@ describe("a transaction PostgreSQL picks as a deadlock's victim", () => {
           tx.q.selectFrom("users").select("id").where("id", "=", id).forUpdate().execute();
         await lock(first);
         locked += 1;
-        for (let waited = 0; locked < 2 && waited < 500; waited += 10)
-          await new Promise((resolve) => setTimeout(resolve, 10));
+        for (let waited = 0; locked < 2 && waited < 500; waited += 10) await sleep(10);
         await lock(second);
         await tx.q.updateTable("users").set({ full_name: name }).where("id", "=", first).execute();
       });
@@ -74,7 +74,7 @@ describe("a transaction PostgreSQL picks as a deadlock's victim", () => {
       db.transaction(
         async (tx) => {
           await tx.q.selectFrom("users").select("id").limit(1).execute();
-          await new Promise((resolve) => setTimeout(resolve, 700));
+          await sleep(700);
         },
         { maxWait: 100, timeout: 5000 },
       ),
@@ -100,9 +100,9 @@ describe("a transaction PostgreSQL picks as a deadlock's victim", () => {
     // PGlite (one connection, a 60-s wait) the second waits for it.
     const holds = db.transaction(async (tx) => {
       await tx.q.selectFrom("users").select("id").limit(1).execute();
-      await new Promise((resolve) => setTimeout(resolve, 2500));
+      await sleep(2500);
     });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
     const waits = db.transaction((tx) => tx.q.selectFrom("users").select("id").limit(1).execute(), {
       timeout: 10_000,
     });

@@ -3,6 +3,7 @@
  * Kysely's (`tx.q`) run on the same connection, in the same transaction, on
  * either database; all or nothing; and concurrent transactions stay apart.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { sql } from "kysely";
 import type { Database } from "../src/db/database";
 import { freshDatabase } from "./support/database";
@@ -101,7 +102,7 @@ describe("db.transaction", () => {
   it("finds each transaction's connection when transactions start as others end, and after none was under way", async () => {
     // Between transactions the context that carries the connection is switched off
     // (no hook at every promise); one starting then, or as another ends, still finds its own.
-    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const pause = (ms: number) => sleep(ms);
     const one = (name: string, holdMs: number) =>
       db.transaction(async (tx) => {
         await tx.prisma.linkifier.create({ data: linkifier(name) });

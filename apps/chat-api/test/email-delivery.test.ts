@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { ParsedMail } from "mailparser";
 import { deliverOutbox } from "../src/actions/outbox";
 import { queueEmail } from "../src/db/queries/outbox";
@@ -46,7 +47,7 @@ async function sentRow(address: string) {
       where: { to_address: address },
     });
     if (row.sent_at !== null || waited >= 10_000) return row;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
   }
 }
 
@@ -113,7 +114,7 @@ describe("the outbox, through a mail server", () => {
     ]);
     // The server's own round may have taken some as well.
     for (let i = 0; i < 30; i++) await mailFor(`crowd${String(i)}@example.net`);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     const crowd = received.filter((r) => r.envelopeTo[0]?.startsWith("crowd"));
     expect(crowd.map((r) => r.mail.subject).sort()).toEqual(
       Array.from({ length: 30 }, (_, i) => `Number ${String(i)}`).sort(),

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { PerformanceObserver, performance } from "node:perf_hooks";
 import {
   type Cast,
@@ -80,7 +81,7 @@ it("renames a 5,000-message topic without holding the server's thread for most o
   });
   watching = false;
   const took = performance.now() - started;
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await sleep(50);
   collector.disconnect();
   expect(reply.status).toBe(200);
   expect(

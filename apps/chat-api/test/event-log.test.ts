@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { rm } from "node:fs/promises";
 import { type Database, createDatabase } from "../src/db/database";
 import pino from "pino";
@@ -184,7 +185,7 @@ describe("the event log on two replicas", () => {
         select: { last_poll_time: true, last_event_id: true },
       });
     const before = await stored();
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
     expect((await poll(a, iago, queue, -1)).events).toEqual([]);
     expect(await stored()).toEqual(before);
     await a.services.events.queues.flushBookkeeping();

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { collectIdleQueues } from "../src/realtime/queue";
 import { type TestDatabase, freshDatabase } from "./support/database";
 import { type Cast, type TestServer, apiError, loadCast, startTestServer } from "./support/server";
@@ -184,7 +185,7 @@ describe("GET /api/v1/events", () => {
     const queue = await register(a, "othello", { event_types: ["drafts"] });
     const started = Date.now();
     const waiting = poll(a, "othello", { queue_id: queue, last_event_id: -1 });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
     const edit = await a.call("PATCH", `/api/v1/drafts/${String(draftId)}`, {
       ...as("othello"),
       form: { draft: draft("Second") },
@@ -201,7 +202,7 @@ describe("GET /api/v1/events", () => {
   it("wakes a poll on one replica when the other replica writes the event", async () => {
     const queue = await register(b, "iago", { event_types: ["saved_snippets"] });
     const waiting = poll(b, "iago", { queue_id: queue, last_event_id: -1 });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
     const started = Date.now();
     const created = await a.call("POST", "/api/v1/saved_snippets", {
       ...as("iago"),

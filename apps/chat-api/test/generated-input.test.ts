@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import fc from "fast-check";
 import { SECRET_NAMES, serverSecret } from "../src/db/queries/server-secrets";
 import type { Operation } from "../src/http/typed-endpoint";
@@ -61,7 +62,7 @@ async function exportsDone(): Promise<void> {
        WHERE date_finished IS NULL AND date_failed IS NULL`,
     );
     if (pending?.count === "0") return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
   }
 }
 

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { randomBytes } from "node:crypto";
 import { readdir } from "node:fs/promises";
 import { PassThrough } from "node:stream";
@@ -416,7 +417,7 @@ describe("one person's share of the replica", () => {
       const incoming = shared.services.uploads.incoming;
       for (let waited = 0; (await readdir(incoming).catch(() => [])).length === 0; waited += 10) {
         if (waited > 10_000) throw new Error("the upload never started");
-        await new Promise((resolve) => setTimeout(resolve, 10));
+        await sleep(10);
       }
       const second = shared.call("GET", "/api/v1/users/me", hamlet);
       const third = shared.call("GET", "/api/v1/users/me", hamlet);

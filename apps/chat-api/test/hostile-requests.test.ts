@@ -5,6 +5,7 @@
  * where before the fixes they waited 15 s to 2 minutes), and the attacker
  * stored no more than the caps allow.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import http from "node:http";
 import { deflateSync, gzipSync } from "node:zlib";
 import { type Cast, type TestServer, loadCast, startTestServer } from "./support/server";
@@ -36,7 +37,7 @@ async function whileOthersCall<T>(
       expect(reply.status).toBe(200);
       slowest = Math.max(slowest, Date.now() - started);
       calls += 1;
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await sleep(20);
     }
   })();
   try {

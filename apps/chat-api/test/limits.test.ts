@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { connect } from "node:net";
 import { type TestServer, apiError, startTestServer } from "./support/server";
 
@@ -149,7 +150,7 @@ describe("long-polls per user (CHAT_MAX_POLLS_PER_USER)", () => {
         signal: controller.signal,
       }).catch(() => undefined),
     );
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     const third = await server.call("GET", "/api/v1/events", { auth, query: { queue_id: queue } });
     expect(third.status).toBe(429);
     expect(third.body).toEqual({
@@ -169,7 +170,7 @@ describe("long-polls per user (CHAT_MAX_POLLS_PER_USER)", () => {
     expect(someoneElse.status).toBe(200);
     controller.abort();
     await Promise.all(waiting);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     const afterwards = await server.call("GET", "/api/v1/events", {
       auth,
       query: { queue_id: queue, dont_block: true },

@@ -7,17 +7,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
+import { until } from "@repo/bench-kit";
 import { loadConfig } from "../src/lib/config";
 import { onLogRecord, spawnService } from "./support/service-process";
-
-/** Resolves once `check` holds, looking every 20 ms; rejects after `ms`. */
-async function until(check: () => boolean, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe("chat-api's log output", () => {
   it("writes a quiet server's lines within the flush interval, and its last ones at exit", async () => {
@@ -29,12 +21,17 @@ describe("chat-api's log output", () => {
     const logged = (msg: string) => records.find((r) => r.msg === msg);
     try {
       // Far less than the 4 KiB buffer: out by the flush alone.
-      await until(() => logged("chat-api listening") !== undefined, 60_000, "the listening line");
+      await until(
+        () => logged("chat-api listening") !== undefined,
+        60_000,
+        "the listening line",
+        20,
+      );
       const port = logged("chat-api listening")?.port as number;
       const answer = await fetch(`http://127.0.0.1:${String(port)}/api/v1/server_settings`);
       expect(answer.status).toBe(200);
       const asked = Date.now();
-      await until(() => logged("request completed") !== undefined, 5_000, "the access line");
+      await until(() => logged("request completed") !== undefined, 5_000, "the access line", 20);
       // Within a few flush intervals (100 ms), however busy the machine running the tests.
       expect(Date.now() - asked).toBeLessThan(5_000);
       expect(logged("request completed")).toMatchObject({

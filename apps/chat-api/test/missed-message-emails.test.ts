@@ -1,4 +1,6 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { request } from "undici";
+import { until } from "@repo/bench-kit";
 import { MISSED_EMAILS_PER_HOUR } from "../src/actions/missed-messages";
 import { type Mailbox, linkIn, startMailingServer } from "./support/mailbox";
 import {
@@ -42,7 +44,7 @@ afterAll(async () => {
 const send = (who: string, form: Record<string, unknown>) =>
   server.call("POST", "/api/v1/messages", { ...cast.as(who), form });
 const email = (who: string) => cast.person(who).email;
-const settle = () => new Promise((resolve) => setTimeout(resolve, 2_500));
+const settle = () => sleep(2_500);
 /** How many e-mails `who` has received so far. */
 const receivedBy = (who: string) =>
   mailbox.received.filter((r) => r.envelopeTo.includes(email(who))).length;
@@ -146,12 +148,13 @@ describe("missed-message e-mails", () => {
     }
     // Every mention was scanned: the scan's watermark passed the last one.
     const last = await server.db.prisma.message.findFirstOrThrow({ orderBy: { id: "desc" } });
-    const deadline = Date.now() + 20_000;
-    while (Date.now() < deadline) {
-      const scan = await server.db.prisma.missedMessageScan.findUnique({ where: { id: 1 } });
-      if ((scan?.last_message_id ?? 0) >= last.id) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await until(
+      async () =>
+        ((await server.db.prisma.missedMessageScan.findUnique({ where: { id: 1 } }))
+          ?.last_message_id ?? 0) >= last.id,
+      20_000,
+      "the scan's watermark to pass the last mention",
+    );
     await mailbox.mailFor(email("iago"));
     await settle();
     expect(receivedBy("iago")).toBe(MISSED_EMAILS_PER_HOUR);

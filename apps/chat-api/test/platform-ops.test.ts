@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { request } from "undici";
 import { type Person, type TestServer, startTestServer } from "./support/server";
 import { testApi } from "./support/test-api";
@@ -104,9 +105,9 @@ describe("graceful shutdown", () => {
       auth: [person.email, person.apiKey],
       form: { ms: 300 },
     });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
     const stopping = own.running.stop(5000);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
     // Refused, or reset as it connects (the listening socket closing under it, on a busy machine).
     await expect(request(`${own.url}/healthz`)).rejects.toThrow(
       /ECONNREFUSED|ECONNRESET|other side closed|socket/i,

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { sql } from "kysely";
 import { PresenceBoards } from "../src/caches/presence-boards";
 import { type Cast, type TestServer, loadCast, startTestServer } from "./support/server";
@@ -137,7 +138,7 @@ describe("presence boards", () => {
     const all = { after: undefined, sinceMs: Date.now() - 14 * DAY_MS, only: undefined };
     const sequence = async (value: number) =>
       sql`SELECT setval('presence_update_id_seq', ${value})`.execute(server.db.q);
-    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const pause = (ms: number) => sleep(ms);
     expect((await report("cordelia", { status: "active" })).status).toBe(200);
     // Two reads of everything, more than the window apart: the next read reads what changed.
     await boards.answer(realmId, all);

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -60,7 +61,7 @@ async function finished(who: string, id: number): Promise<ExportView> {
     expect(validateList(reply.body)).toEqual([]);
     const found = (reply.body.exports as ExportView[]).find((e) => e.id === id);
     if (found !== undefined && !found.pending) return found;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
   throw new Error(`export ${String(id)} still pending`);
 }
@@ -138,7 +139,7 @@ it("writes a public export with the realm's rows and linked files, told to admin
   for (let waited = 0; waited < 10_000; waited += 50) {
     events.push(...(await listen()));
     if ((events.at(-1)?.exports as ExportView[] | undefined)?.at(-1)?.pending === false) break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
   }
   expect(fullEvents({ events: events.map((e, id) => ({ id, ...e })) })).toEqual([]);
   expect(events.length).toBeGreaterThanOrEqual(2);

@@ -1,6 +1,7 @@
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { JsonableError, RateLimitedError } from "@repo/envelope";
+import { until } from "@repo/bench-kit";
 import { loadConfig, renderSettings } from "../src/lib/config";
 import { EMPTY_CONTEXT, RENDER_TIMEOUT_MESSAGE } from "../src/lib/markdown";
 import {
@@ -55,10 +56,7 @@ it("ends a thread that waited idleMs for work, and starts one again for the next
   expect(p.threadCount).toBe(0);
   expect((await p.render("*first*", EMPTY_CONTEXT, 1)).html).toBe("<p><em>first</em></p>");
   expect(p.threadCount).toBe(1);
-  const deadline = Date.now() + 10_000;
-  while (p.threadCount > 0 && Date.now() < deadline)
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  expect(p.threadCount).toBe(0);
+  await until(() => p.threadCount === 0, 10_000, "the idle thread to end", 50);
   expect((await p.render("*later*", EMPTY_CONTEXT, 1)).html).toBe("<p><em>later</em></p>");
   expect(p.threadCount).toBe(1);
 });

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { deliverDueScheduledMessages } from "../src/actions/scheduled-messages";
 import {
   type TestServer,
@@ -402,7 +403,7 @@ describe("the server's scheduler", () => {
       expect(reply.status).toBe(200);
       let sent = 0;
       for (let waited = 0; waited < 30_000 && sent === 0; waited += 100) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await sleep(100);
         sent = await busy.db.prisma.message.count({ where: { topic: "on time" } });
       }
       expect(sent).toBe(1);

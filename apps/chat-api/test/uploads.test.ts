@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { readdir } from "node:fs/promises";
 import { connect } from "node:net";
 import path from "node:path";
@@ -426,7 +427,7 @@ describe("limits", () => {
     const seen = async (want: (names: string[]) => boolean): Promise<boolean> => {
       for (let i = 0; i < 200; i += 1) {
         if (want(await incoming(small))) return true;
-        await new Promise((resolve) => setTimeout(resolve, 10));
+        await sleep(10);
       }
       return false;
     };

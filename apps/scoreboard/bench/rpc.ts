@@ -7,6 +7,7 @@
  * 1,000,000-entry board under a steady read load: event-loop delay and read
  * latency while it builds. Writes its section of docs/benchmarks.md.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import http2 from "node:http2";
@@ -26,6 +27,7 @@ import {
   summarize,
   table,
   windowed,
+  until,
   writeSection,
   ensureH2load,
 } from "@repo/bench-kit";
@@ -152,13 +154,14 @@ async function grpcCall(
 }
 
 /** Waits until the service at `port` answers GetByRank(1): its board is loaded. */
-async function untilLoaded(port: number, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+function untilLoaded(port: number, timeoutMs = 120_000): Promise<void> {
   const probe = toBinary(GetByRankRequestSchema, create(GetByRankRequestSchema, { rank: 1 }));
-  while ((await grpcCall(port, "GetByRank", probe).catch(() => undefined))?.status !== "0") {
-    if (Date.now() > deadline) throw new Error(`the service on ${port} never loaded its board`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  return until(
+    async () => (await grpcCall(port, "GetByRank", probe)).status === "0",
+    timeoutMs,
+    `the service on ${String(port)} to load its board`,
+    200,
+  );
 }
 
 /** The service (built, as `pnpm start` runs it) over `source`. */
@@ -441,7 +444,7 @@ async function refreshUnderLoad(): Promise<string> {
         lagP99: sample(page, "nodejs_eventloop_lag_p99_seconds") * 1000,
         updated: sample(page, 'scoreboard_snapshot_refreshes_total{outcome="updated"}'),
       });
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      await sleep(250);
     }
   })();
   const started = Date.now();

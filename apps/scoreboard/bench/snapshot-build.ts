@@ -4,6 +4,7 @@
  * worst event-loop delay while it builds; the reference in the same run is the
  * same board parsed on the event loop. Run with `pnpm --filter scoreboard bench`.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { parseBoard } from "../src/snapshot/parse";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -41,7 +42,7 @@ async function measure<T>(
   const value = await build();
   const ms = performance.now() - started;
   // Let the sampler run once more, so a build that blocked the loop to the end is seen.
-  await new Promise((resolve) => setTimeout(resolve, 5));
+  await sleep(5);
   histogram.disable();
   clearInterval(ticker);
   return { value, ms, worstDelayMs: Math.max(worst, histogram.max / 1e6) };

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
@@ -220,7 +221,7 @@ export function createScoreboardServer(
       const deadline = Date.now() + graceMs;
       while (sockets.size > 0 && Date.now() < deadline) {
         h1.closeIdleConnections();
-        await new Promise((resolve) => setTimeout(resolve, 25));
+        await sleep(25);
       }
       for (const socket of sockets) socket.destroy();
       await closed;

@@ -10,12 +10,14 @@ import http from "node:http";
 import http2 from "node:http2";
 import { readFileSync } from "node:fs";
 import net from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
 import { gzipSync, brotliCompressSync } from "node:zlib";
+import { until } from "@repo/bench-kit";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { GetByRankRequestSchema, ListScoreboardRequestSchema } from "@repo/proto-gen/scoreboard/v1";
 import { scoreboardClient, transportNamed } from "../test/helpers";
 import { FLAG, FRAME, frame, grpcRequestHeaders, headerBlock, rawH2Connection } from "./h2-frames";
-import { type ScoreboardProcess, eventually, sleep, startScoreboard } from "./support";
+import { type ScoreboardProcess, startScoreboard } from "./support";
 
 jest.setTimeout(180_000);
 
@@ -206,7 +208,11 @@ describe("attacks that once took the process down", () => {
       (connection.received.get(FRAME.RST_STREAM) ?? 0) === 3000 ||
       (connection.received.get(FRAME.GOAWAY) ?? 0) > 0 ||
       connection.socket.closed;
-    expect(await eventually(() => connections.every(ended), 30_000)).toBe(true);
+    await until(
+      () => connections.every(ended),
+      30_000,
+      "every connection past the cap to be reset or ended",
+    );
     for (const connection of connections) connection.socket.destroy();
     // One connection at the cap: all 50 streams are reset after the idle timeout.
     const single = await rawH2Connection(scoreboard.port);
@@ -214,7 +220,11 @@ describe("attacks that once took the process down", () => {
       single.write(frame(FRAME.HEADERS, FLAG.END_HEADERS, 1 + 2 * i, headers));
     await sleep(1000);
     expect(single.received.get(FRAME.RST_STREAM) ?? 0).toBe(0);
-    expect(await eventually(() => single.received.get(FRAME.RST_STREAM) === 50, 30_000)).toBe(true);
+    await until(
+      () => single.received.get(FRAME.RST_STREAM) === 50,
+      30_000,
+      "the 50 idle streams at the cap to be reset",
+    );
     single.socket.destroy();
   });
 

@@ -4,13 +4,14 @@
  * grace period, and no call the server began is cut: every call either
  * succeeded or was refused before it reached the service.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import http2 from "node:http2";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { connectionRefused } from "@repo/bench-kit";
 import { GetByRankRequestSchema, EntrySchema } from "@repo/proto-gen/scoreboard/v1";
 import { scoreboardClient, transportNamed } from "../test/helpers";
-import { type ScoreboardProcess, sample, sleep, startScoreboard } from "./support";
+import { type ScoreboardProcess, sample, startScoreboard } from "./support";
 
 jest.setTimeout(120_000);
 

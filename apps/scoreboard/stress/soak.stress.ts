@@ -5,10 +5,11 @@
  * the service's own counters), and memory flat: the heap after the run within
  * 10 % of the heap after warm-up, each read right after a full collection.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { ensureH2load, freePort, h2load, heapAfterGc } from "@repo/bench-kit";
 import { GetByRankRequestSchema, ListScoreboardRequestSchema } from "@repo/proto-gen/scoreboard/v1";
-import { type ScoreboardProcess, sleep, startScoreboard } from "./support";
+import { type ScoreboardProcess, startScoreboard } from "./support";
 
 const SOAK_SECONDS = Number(process.env.STRESS_SOAK_SECONDS ?? 180);
 const WARM_UP_SECONDS = 20;

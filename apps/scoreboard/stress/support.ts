@@ -86,19 +86,3 @@ export async function upstream(initial: Handler) {
     },
   };
 }
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * Waits until `done()` holds, looking every 100 ms, for at most `timeoutMs`:
- * what a server does after a timer of its own (an idle timeout) may come late
- * on a busy machine. Returns whether it held.
- */
-export async function eventually(done: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) return false;
-    await sleep(100);
-  }
-  return true;
-}

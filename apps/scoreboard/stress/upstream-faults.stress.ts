@@ -5,6 +5,7 @@
  * error, health stays SERVING, and the metrics and logs show each failed
  * refresh; then a healthy upstream's new board replaces the snapshot.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import {
@@ -13,7 +14,7 @@ import {
 } from "@repo/proto-gen/grpc/health/v1";
 import { boardCsv } from "../bench/boards";
 import { scoreboardClient, transportNamed } from "../test/helpers";
-import { type ScoreboardProcess, sample, sleep, startScoreboard, upstream } from "./support";
+import { type ScoreboardProcess, sample, startScoreboard, upstream } from "./support";
 
 jest.setTimeout(120_000);
 

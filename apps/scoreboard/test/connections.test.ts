@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { once } from "node:events";
 import http from "node:http";
 import http2 from "node:http2";
@@ -36,7 +37,7 @@ describe("graceful shutdown", () => {
     const session = http2.connect(running.baseUrl);
     await once(session, "connect");
     const call = heldCall(session);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
     const goaway = once(session, "goaway");
     const stopped = running.shutdown(5_000);
     await goaway;
@@ -66,7 +67,7 @@ describe("graceful shutdown", () => {
       request.on("response", resolve),
     );
     request.write("{");
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
     const stopped = running.shutdown(5_000);
     request.end('"rank":3}');
     const res = await response;
@@ -120,7 +121,7 @@ describe("maximum connection age", () => {
       };
       for (let i = 0; i < 5; i++) {
         expect(await rankOne()).toBe("user1");
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await sleep(100);
       }
     } finally {
       await running.shutdown();

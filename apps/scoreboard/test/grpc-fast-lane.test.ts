@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import http2 from "node:http2";
 import { create, toBinary } from "@bufbuild/protobuf";
 import fc from "fast-check";
@@ -222,7 +223,7 @@ describe("the gRPC fast lane", () => {
         expect(Date.parse(date)).toBeGreaterThanOrEqual(before);
         expect(Date.parse(date)).toBeLessThanOrEqual(after);
         expect(Object.keys(answer.headers).sort()).toEqual(["content-type", "date"]);
-        await new Promise((resolve) => setTimeout(resolve, 600));
+        await sleep(600);
       }
     });
   });

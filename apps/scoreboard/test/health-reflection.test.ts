@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -123,7 +124,7 @@ describe("grpc.health.v1.Health", () => {
           if (status === Status.SERVING) return;
         }
       })();
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
       cold.store.swap(await snapshotOf(rows(1)));
       await watch;
       expect(seen).toEqual([Status.NOT_SERVING, Status.SERVING]);
@@ -161,7 +162,7 @@ describe("grpc.health.v1.Health", () => {
       }
       return undefined;
     })();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
     await draining.shutdown(2000);
     const error = await watch;
     expect(seen).toEqual([Status.SERVING, Status.NOT_SERVING]);

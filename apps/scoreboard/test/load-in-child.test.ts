@@ -6,13 +6,13 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { PassThrough, type Readable } from "node:stream";
+import { until } from "@repo/bench-kit";
 import { LoadFailure, type LoadResult } from "../src/snapshot/load";
 import { childLoader } from "../src/snapshot/load-in-child";
 import { workerLoader } from "../src/snapshot/load-in-worker";
 import { LOAD_JOB_VARIABLE, type LoadJob, readReply, writeReply } from "../src/snapshot/load-reply";
 import { parseBoard } from "../src/snapshot/parse";
 import { fileSource, httpSource } from "../src/snapshot/sources";
-import { eventually } from "../stress/support";
 import { rows } from "./helpers";
 
 jest.setTimeout(30_000);
@@ -103,8 +103,8 @@ describe("the loading process", () => {
   });
 
   /** Resolves once the upstream holds `count` requests. */
-  async function untilHeld(count: number): Promise<void> {
-    while (held.length < count) await new Promise((resolve) => setTimeout(resolve, 20));
+  function untilHeld(count: number): Promise<void> {
+    return until(() => held.length >= count, 20_000, `the upstream to hold ${String(count)}`, 20);
   }
 
   /** This process's children that have exited and were not reaped (zombies), by pid. */
@@ -132,8 +132,7 @@ describe("the loading process", () => {
     // reaped within a turn or two of its event loop. Unreaped loading
     // processes stay zombies for good.
     const left = () => unreapedChildren().filter((pid) => !before.has(pid));
-    await eventually(() => left().length === 0, 2000);
-    expect(left()).toEqual([]);
+    await until(() => left().length === 0, 2000, "the new unreaped children to be reaped");
   });
 
   /** This process's children whose command line names `file`. */

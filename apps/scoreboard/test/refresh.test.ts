@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { once } from "node:events";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import http from "node:http";
@@ -7,6 +8,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Writable } from "node:stream";
 import pino from "pino";
+import { until } from "@repo/bench-kit";
 import { createMetrics } from "../src/metrics";
 import { workerLoader } from "../src/snapshot/load-in-worker";
 import { Refresher, type RefresherOptions } from "../src/snapshot/refresher";
@@ -267,10 +269,9 @@ describe("scheduling", () => {
     upstream.serveJson(rows(2));
     refresher.start();
     // However long each refresh takes on a busy machine, the timer starts the
-    // next by itself (jest's hang guard fails the test if it never does).
-    while (upstream.requests.length < 3) await new Promise((resolve) => setTimeout(resolve, 20));
+    // next by itself.
+    await until(() => upstream.requests.length >= 3, 30_000, "the third refresh", 20);
     refresher.stop();
-    expect(upstream.requests.length).toBeGreaterThanOrEqual(3);
     expect(store.current()?.total).toBe(2);
   });
 });
@@ -312,7 +313,7 @@ describe("file sources", () => {
     expect(store.current()?.data).toBe(first?.data);
     expect(store.current()?.fetchedAt).toBe(42n);
     // Rewritten in place with as many bytes: its change times tell.
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
     await writeFile(path, board(43, 101));
     expect(await refresher.refresh()).toBe("updated");
     expect(store.current()?.fetchedAt).toBe(43n);

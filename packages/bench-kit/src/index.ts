@@ -20,3 +20,4 @@ export { type Summary, quantile, summarize } from "./stats";
 export { type PrivatePostgres, privatePostgres } from "./private-postgres";
 export { type MemoryUsage, heapAfterGc, memoryAfterGc } from "./inspector";
 export { JIFFIES, pairedCpus, pinToCpus, processSeconds, processStat } from "./cpu";
+export { until } from "./wait";

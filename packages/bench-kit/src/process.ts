@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import net from "node:net";
 import { createInterface } from "node:readline";
+import { until } from "./wait";
 
 /** A child process serving on `port`. */
 export interface Served {
@@ -21,21 +22,20 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
-/** Resolves once `port` accepts a connection; rejects after `timeoutMs`. */
-export async function waitForPort(port: number, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = net.connect(port, "127.0.0.1", () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.on("error", () => resolve(false));
+/** Whether `port` on loopback accepts a connection now. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, "127.0.0.1", () => {
+      socket.destroy();
+      resolve(true);
     });
-    if (open) return;
-    if (Date.now() > deadline) throw new Error(`nothing listens on port ${port}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+    socket.on("error", () => resolve(false));
+  });
+}
+
+/** Resolves once `port` accepts a connection; rejects after `timeoutMs`. */
+export function waitForPort(port: number, timeoutMs = 60_000): Promise<void> {
+  return until(() => accepts(port), timeoutMs, `something to listen on port ${String(port)}`);
 }
 
 /** Starts `command args` with `env` added, and waits until it listens on `port`. */

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -15,6 +16,7 @@ import {
   quantile,
   summarize,
   table,
+  until,
   waitForPort,
   windowed,
   writeSection,
@@ -136,7 +138,7 @@ describe("heapAfterGc", () => {
     );
     try {
       await waitForPort(port);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await sleep(300);
       const bytes = await heapAfterGc(port);
       // 20 arrays of 131,072 doubles: 20 MiB kept, plus the runtime's own few MiB.
       expect(bytes).toBeGreaterThan(20 * 2 ** 20);
@@ -148,5 +150,40 @@ describe("heapAfterGc", () => {
     } finally {
       child.kill("SIGKILL");
     }
+  });
+});
+
+describe("until", () => {
+  it("resolves once the check holds, counting a check that throws as not yet", async () => {
+    let asked = 0;
+    await until(
+      () => {
+        asked += 1;
+        if (asked === 1) throw new Error("not up yet");
+        return Promise.resolve(asked === 3);
+      },
+      5_000,
+      "the third look",
+      1,
+    );
+    expect(asked).toBe(3);
+  });
+
+  it("rejects after its time, naming what it waited for", async () => {
+    let asked = 0;
+    const started = Date.now();
+    await expect(
+      until(
+        () => {
+          asked += 1;
+          return false;
+        },
+        50,
+        "a check that never holds",
+        10,
+      ),
+    ).rejects.toThrow("timed out after 50 ms waiting for a check that never holds");
+    expect(Date.now() - started).toBeGreaterThanOrEqual(50);
+    expect(asked).toBeGreaterThan(1);
   });
 });

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -321,7 +322,7 @@ function wrap(
           done = await once();
         } catch (error) {
           if (attempt >= TRANSACTION_ATTEMPTS || !isTransactionConflict(error)) throw error;
-          await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+          await sleep(Math.random() * 20 * attempt);
           continue;
         }
         if (done.events) await readEvents();

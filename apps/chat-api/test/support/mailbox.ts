@@ -3,6 +3,7 @@
  * package) that keeps what it receives, read as a mail client would
  * (`mailparser`). Recipients in `refuseOnce` are refused once each (451).
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import type { AddressInfo } from "node:net";
 import { type ParsedMail, simpleParser } from "mailparser";
 import { SMTPServer } from "smtp-server";
@@ -59,7 +60,7 @@ export async function startMailbox(): Promise<Mailbox> {
     async mailFor(address, count = 1) {
       for (let waited = 0; waited < 10_000; waited += 50) {
         if (mine(address).length >= count) break;
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await sleep(50);
       }
       return mine(address);
     },
