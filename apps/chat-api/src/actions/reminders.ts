@@ -11,7 +11,6 @@ import { type DeliveryOutcome, deliverInRounds } from "../lib/concurrency";
 import { sendBotMessage } from "./message-send";
 import {
   claimDueReminder,
-  dueReminderRound,
   deleteReminder,
   failReminder,
   insertReminder,
@@ -23,6 +22,7 @@ import {
 import { messageSenders } from "../db/queries/messages";
 import { holdsMessage } from "../db/queries/user-messages";
 import { notificationBot } from "../db/queries/bots";
+import { dueRound } from "../db/queries/due-rounds";
 
 /** Longest reminder note (Zulip's). */
 export const MAX_REMINDER_NOTE_LENGTH = 1000;
@@ -156,7 +156,7 @@ export async function deliverDueReminders(
   budgetMs = 4000,
 ): Promise<number> {
   return deliverInRounds(
-    () => dueReminderRound(db, now, ROUND_USERS),
+    () => dueRound(db, "reminders", now, ROUND_USERS),
     (id) => deliverReminder(db, id, now),
     budgetMs,
   );

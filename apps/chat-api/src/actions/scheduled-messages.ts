@@ -7,7 +7,6 @@ import type { AuthedUser } from "../caches/auth";
 import {
   claimDueScheduledMessage,
   deleteScheduledMessage,
-  dueScheduledRound,
   insertScheduledMessage,
   lockPendingScheduledMessage,
   pendingScheduledCount,
@@ -16,6 +15,7 @@ import {
 } from "../db/queries/scheduled-messages";
 import { accountById } from "../db/queries/users";
 import { notificationBot } from "../db/queries/bots";
+import { dueRound } from "../db/queries/due-rounds";
 import { checkCap } from "./caps";
 import { type DeliveryOutcome, deliverInRounds } from "../lib/concurrency";
 import {
@@ -243,7 +243,7 @@ export async function deliverDueScheduledMessages(
   budgetMs = 4000,
 ): Promise<number> {
   return deliverInRounds(
-    () => dueScheduledRound(db, now, ROUND_SENDERS),
+    () => dueRound(db, "scheduled_messages", now, ROUND_SENDERS),
     (id) => deliverScheduledMessage(db, id, now),
     budgetMs,
   );

@@ -17,34 +17,6 @@ export async function lockPendingReminder(tx: Tx, id: number, userId: number): P
 }
 
 /**
- * One round of the reminders due at `now`: each user's earliest, at most
- * `limit` users, the earliest due first. A user with hundreds due gets one
- * per round like everyone else.
- */
-export async function dueReminderRound(tx: Tx, now: Date, limit: number): Promise<number[]> {
-  const rows = await tx.q
-    .selectFrom((eb) =>
-      eb
-        .selectFrom("reminders")
-        .distinctOn("user_id")
-        .select(["id", "scheduled_timestamp"])
-        .where("delivered", "=", false)
-        .where("failed", "=", false)
-        .where("scheduled_timestamp", "<=", now)
-        .orderBy("user_id")
-        .orderBy("scheduled_timestamp")
-        .orderBy("id")
-        .as("firsts"),
-    )
-    .select("id")
-    .orderBy("scheduled_timestamp")
-    .orderBy("id")
-    .limit(limit)
-    .execute();
-  return rows.map((r) => r.id);
-}
-
-/**
  * Claims reminder `id` if it is still due at `now` (`FOR UPDATE SKIP LOCKED`:
  * a scheduler on another replica delivering it is skipped, not waited for);
  * answers what its delivery needs of it, or undefined.

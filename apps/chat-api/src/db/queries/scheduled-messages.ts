@@ -64,34 +64,6 @@ export async function deleteScheduledMessage(tx: Tx, id: number): Promise<void> 
 }
 
 /**
- * One round of the scheduled messages due at `now`: each sender's earliest,
- * at most `limit` senders, the earliest due first (a sender with hundreds
- * due gets one per round like everyone else).
- */
-export async function dueScheduledRound(tx: Tx, now: Date, limit: number): Promise<number[]> {
-  const rows = await tx.q
-    .selectFrom((eb) =>
-      eb
-        .selectFrom("scheduled_messages")
-        .distinctOn("sender_id")
-        .select(["id", "scheduled_timestamp"])
-        .where("delivered", "=", false)
-        .where("failed", "=", false)
-        .where("scheduled_timestamp", "<=", now)
-        .orderBy("sender_id")
-        .orderBy("scheduled_timestamp")
-        .orderBy("id")
-        .as("firsts"),
-    )
-    .select("id")
-    .orderBy("scheduled_timestamp")
-    .orderBy("id")
-    .limit(limit)
-    .execute();
-  return rows.map((r) => r.id);
-}
-
-/**
  * Claims scheduled message `id` if it is still due at `now` (`FOR UPDATE
  * SKIP LOCKED`: one that another replica is sending is skipped, not waited
  * for); answers it, or undefined.
