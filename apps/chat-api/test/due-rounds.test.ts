@@ -31,7 +31,7 @@ afterAll(() => db.close());
 const now = new Date("2026-11-29T12:00:00Z");
 const minutesAgo = (m: number) => new Date(now.getTime() - m * 60_000);
 
-/** Rows of one owner each: [owner index, due minutes ago, delivered, failed]. */
+/** The rows, each one owner's: [owner index, due minutes ago, delivered, failed]. */
 const ROWS: [number, number, boolean, boolean][] = [
   [0, 30, false, false], // owner 0's earliest
   [0, 40, true, false], // delivered: not due
