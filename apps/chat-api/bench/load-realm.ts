@@ -227,7 +227,7 @@ export function timedOut(error: unknown): boolean {
 /** Each user's Basic `authorization` header, made once. */
 const authorizations = new WeakMap<User, string>();
 
-function authorization(user: User): string {
+export function authorization(user: User): string {
   let header = authorizations.get(user);
   if (header === undefined) {
     header = `Basic ${Buffer.from(`${user.email}:${user.apiKey}`).toString("base64")}`;

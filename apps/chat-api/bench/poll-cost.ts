@@ -5,10 +5,11 @@
  * yardstick of the machine's speed during its run (the same measure moved
  * threefold between runs on these shared machines).
  */
+import { get } from "node:http";
 import { join } from "node:path";
 import { freePort, serve } from "@repo/bench-kit";
 import { processSeconds } from "@repo/bench-kit";
-import { type User, call } from "./load-realm";
+import { type User, authorization, call } from "./load-realm";
 
 const TS = ["--conditions=@repo/source", "--require", "@swc-node/register"];
 
@@ -62,19 +63,62 @@ export async function pollCost(
   return { micros: ((processSeconds(pid) - before) * 1e6) / count, polls: count, failures };
 }
 
+/** Headers Node writes itself, or that differ per answer: left to the reference server. */
+const OWN_HEADERS = new Set(["date", "connection", "keep-alive", "content-length"]);
+
+/**
+ * The headers of a chat-api poll answer (a `dont_block` poll of a new queue of
+ * `user` on the server at `port`), as written: names in their case, in their
+ * order, without those Node writes itself ({@link OWN_HEADERS}). The bare
+ * reference answers with them (BENCH_HEADERS) to send the same bytes.
+ */
+export async function answerHeaders(port: number, user: User): Promise<[string, string][]> {
+  const reply = await call(port, user, "POST", "/register", { event_types: '["message"]' });
+  if (reply.status !== 200) throw new Error(`register: ${String(reply.status)}`);
+  const query = new URLSearchParams({
+    queue_id: String(reply.json.queue_id),
+    last_event_id: "-1",
+    dont_block: "true",
+  });
+  return new Promise((resolve, reject) => {
+    get(
+      {
+        host: "127.0.0.1",
+        port,
+        path: `/api/v1/events?${query.toString()}`,
+        headers: { host: "localhost", authorization: authorization(user) },
+      },
+      (res) => {
+        res.resume();
+        const pairs: [string, string][] = [];
+        const raw = res.rawHeaders;
+        for (let i = 0; i + 1 < raw.length; i += 2) {
+          const name = raw[i] ?? "";
+          if (!OWN_HEADERS.has(name.toLowerCase())) pairs.push([name, raw[i + 1] ?? ""]);
+        }
+        if (res.statusCode === 200) resolve(pairs);
+        else reject(new Error(`poll: ${String(res.statusCode)}`));
+      },
+    ).on("error", reject);
+  });
+}
+
 /**
  * Runs `measure` on a fresh bare reference server (its queues empty), which
  * answers message events like `sample` (a message event chat-api sent, as
- * JSON), and stops it after.
+ * JSON), with `headers` when given ({@link answerHeaders}: the same bytes as
+ * chat-api's answers) or one header, and stops it after.
  */
 export async function onBare<T>(
   sample: string | undefined,
   measure: (port: number, pid: number | undefined) => Promise<T>,
+  headers?: [string, string][],
 ): Promise<T> {
   const port = await freePort();
   const reference = await serve("node", [...TS, join(__dirname, "poll-reference.ts")], port, {
     PORT: String(port),
     BENCH_EVENT: sample ?? "{}",
+    ...(headers === undefined ? {} : { BENCH_HEADERS: JSON.stringify(headers) }),
   });
   try {
     return await measure(port, reference.child.pid);

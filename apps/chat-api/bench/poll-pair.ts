@@ -12,11 +12,15 @@
  * `BENCH_BUILD` is not passed on: it names the build that server runs (a
  * `dist` directory, such as an earlier commit's in a `git worktree` with its
  * own `pnpm install` and build), so that a change is paired with the build
- * before it.
+ * before it. A variant's `BENCH_BARE` makes it the bare reference server
+ * (bench/poll-reference.ts) instead: `plain` answers with one header, chunked;
+ * `same-bytes` with the headers of the first chat-api variant's answers, so
+ * that both send the same bytes. A bare variant needs a chat-api one.
  */
 import { resolve } from "node:path";
-import { processSeconds } from "@repo/bench-kit";
-import { createLoadRealm, agent, call, startReplicas } from "./load-realm";
+import { freePort, processSeconds, serve } from "@repo/bench-kit";
+import { answerHeaders } from "./poll-cost";
+import { type User, createLoadRealm, agent, call, startReplicas } from "./load-realm";
 
 const VARIANTS = JSON.parse(
   process.env.BENCH_POLL_PAIR ??
@@ -26,34 +30,62 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const USERS = 50;
 const WARMUP = 100;
 const POLLS = 600;
+const TS = ["--conditions=@repo/source", "--require", "@swc-node/register"];
+
+/** A server of the pair: its port, process and each user's queue. */
+type Started = Awaited<ReturnType<typeof startReplicas>>[number];
+
+/** Each user's event queue (for messages) on the server at `port`. */
+const registerAll = (port: number, users: User[]): Promise<string[]> =>
+  Promise.all(
+    users.map(async (user) => {
+      const reply = await call(port, user, "POST", "/register", { event_types: '["message"]' });
+      if (reply.status !== 200) throw new Error(`register: ${String(reply.status)}`);
+      return String(reply.json.queue_id);
+    }),
+  );
+
+/** The bare reference server, with `headers` on its answers if given. */
+async function startBare(headers: [string, string][] | undefined): Promise<Started> {
+  const port = await freePort();
+  return serve("node", [...TS, resolve(__dirname, "poll-reference.ts")], port, {
+    PORT: String(port),
+    ...(headers === undefined ? {} : { BENCH_HEADERS: JSON.stringify(headers) }),
+  });
+}
 
 async function main(): Promise<void> {
   const data = await createLoadRealm("chat_poll_pair", USERS, 1, () => [0]);
   const results = new Map<string, number[]>();
   try {
     for (let round = 0; round < ROUNDS; round++) {
-      const servers = await Promise.all(
-        Object.entries(VARIANTS).map(async ([name, { BENCH_BUILD: build, ...env }]) => {
-          const [server] = await startReplicas(
+      const servers: { name: string; server: Started; queues: string[] }[] = [];
+      // chat-api's servers first: a bare one may answer with their headers.
+      const order = Object.entries(VARIANTS).sort(
+        ([, a], [, b]) => Number(a.BENCH_BARE !== undefined) - Number(b.BENCH_BARE !== undefined),
+      );
+      for (const [name, { BENCH_BUILD: build, BENCH_BARE: bare, ...env }] of order) {
+        let server: Started | undefined;
+        if (bare === undefined) {
+          [server] = await startReplicas(
             data.url,
             1,
             env,
             [],
             build === undefined ? undefined : resolve(build),
           );
-          if (server === undefined) throw new Error("no server");
-          const queues = await Promise.all(
-            data.users.map(async (user) => {
-              const reply = await call(server.port, user, "POST", "/register", {
-                event_types: '["message"]',
-              });
-              if (reply.status !== 200) throw new Error(`register: ${String(reply.status)}`);
-              return String(reply.json.queue_id);
-            }),
+        } else {
+          const model = servers[0];
+          if (model === undefined) throw new Error(`${name}: a bare variant needs a chat-api one`);
+          const user = data.users[0];
+          if (user === undefined) throw new Error("no user");
+          server = await startBare(
+            bare === "same-bytes" ? await answerHeaders(model.server.port, user) : undefined,
           );
-          return { name, server, queues };
-        }),
-      );
+        }
+        if (server === undefined) throw new Error("no server");
+        servers.push({ name, server, queues: await registerAll(server.port, data.users) });
+      }
       const polls = (count: number) =>
         Promise.all(
           data.users.map(async (user, i) => {
@@ -90,6 +122,16 @@ async function main(): Promise<void> {
   );
   for (const [name, micros] of results)
     process.stdout.write(`  ${name}: ${micros.map((m) => m.toFixed(1)).join(", ")}\n`);
+  // Each chat-api variant against each bare one, round by round (issue 53's target: 1.5x).
+  const bare = Object.keys(VARIANTS).filter((name) => VARIANTS[name]?.BENCH_BARE !== undefined);
+  for (const [name, micros] of results) {
+    if (bare.includes(name)) continue;
+    for (const reference of bare) {
+      const base = results.get(reference) ?? [];
+      const ratios = micros.map((m, r) => `${(m / (base[r] ?? Number.NaN)).toFixed(2)}x`);
+      process.stdout.write(`  ${name} / ${reference}: ${ratios.join(", ")}\n`);
+    }
+  }
 }
 
 void main().catch((error: unknown) => {

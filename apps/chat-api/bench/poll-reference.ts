@@ -6,6 +6,11 @@
  * the same run), when `POST /api/v1/messages` arrives; a `dont_block` poll at
  * once. No authentication, no database. `POST /api/v1/register` answers a
  * queue id.
+ *
+ * BENCH_HEADERS (a JSON array of name and value pairs: a chat-api poll
+ * answer's headers, as {@link answerHeaders} read them in the same run) makes
+ * a poll's answer the same bytes as chat-api's, headers and all (with its
+ * length, not chunked); without it, the answer has one header, chunked.
  */
 import http from "node:http";
 
@@ -18,13 +23,17 @@ const TEMPLATE = JSON.parse(process.env.BENCH_EVENT ?? "{}") as {
 /** Every event so far, serialized once (all listeners receive all of them). */
 const events: { id: number; json: string }[] = [];
 const waiting: { after: number; res: http.ServerResponse; queue: string }[] = [];
+/** The answer's headers, flat (name, value, ...), Content-Length added per answer; none: one header. */
+const HEADERS = (JSON.parse(process.env.BENCH_HEADERS ?? "[]") as [string, string][]).flat();
 let queues = 0;
 let messageId = 0;
 
 function answer(res: http.ServerResponse, after: number, queue: string): void {
   const parts = events.filter((e) => e.id > after).map((e) => e.json);
-  res.writeHead(200, { "content-type": "application/json" });
-  res.end(`{"result":"success","msg":"","events":[${parts.join(",")}],"queue_id":"${queue}"}`);
+  const text = `{"result":"success","msg":"","events":[${parts.join(",")}],"queue_id":"${queue}"}`;
+  if (HEADERS.length === 0) res.writeHead(200, { "content-type": "application/json" });
+  else res.writeHead(200, [...HEADERS, "Content-Length", String(Buffer.byteLength(text))]);
+  res.end(text);
 }
 
 const server = http.createServer((req, res) => {

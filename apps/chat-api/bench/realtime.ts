@@ -25,7 +25,7 @@ import {
   createLoadRealm,
   startReplicas,
 } from "./load-realm";
-import { type PollCost, POLL_COST, onBare, pollCost } from "./poll-cost";
+import { type PollCost, POLL_COST, answerHeaders, onBare, pollCost } from "./poll-cost";
 import { type FromWorker, type PollJob, type ToWorker, now } from "./poll-worker";
 
 const DOCS = join(__dirname, "../../../docs/benchmarks.md");
@@ -314,6 +314,8 @@ async function main(): Promise<void> {
       const rounds: CeilingRound[] = [];
       let cost: PollCost | undefined;
       let sample: string | undefined;
+      // A chat-api poll answer's headers: the bare server answers with them (the same bytes).
+      let headers: [string, string][] | undefined;
       // The scenarios before wrote some 400,000 rows: vacuumed now, so that autovacuum
       // does not take the machine's CPU during the rounds (it did, in one run of three).
       const db = new Client({ connectionString: data.url });
@@ -329,12 +331,17 @@ async function main(): Promise<void> {
           const [server] = servers;
           if (server === undefined) throw new Error("no replica");
           cost ??= await pollCost(server.port, server.child.pid, data.users);
+          const [user] = data.users;
+          if (user === undefined) throw new Error("no user");
+          headers ??= await answerHeaders(server.port, user);
         } finally {
           for (const server of servers) await server.stop();
         }
         sample ??= ours.sample;
-        const bare = await onBare(sample, (port, pid) =>
-          run(CEILING, [{ port, pid }], data.users, channel),
+        const bare = await onBare(
+          sample,
+          (port, pid) => run(CEILING, [{ port, pid }], data.users, channel),
+          headers,
         );
         rounds.push({ ours, bare });
         for (const o of [ours, bare])
@@ -345,11 +352,13 @@ async function main(): Promise<void> {
       if (cost === undefined) throw new Error("no ceiling round");
       ceiling = {
         rounds,
-        bareTarget: await onBare(sample, (port, pid) =>
-          run(TARGET, [{ port, pid }], data.users, channel),
+        bareTarget: await onBare(
+          sample,
+          (port, pid) => run(TARGET, [{ port, pid }], data.users, channel),
+          headers,
         ),
         cost,
-        bareCost: await onBare(sample, (port, pid) => pollCost(port, pid, data.users)),
+        bareCost: await onBare(sample, (port, pid) => pollCost(port, pid, data.users), headers),
       };
       process.stdout.write(
         `${JSON.stringify({ pollCost: ceiling.cost, bare: ceiling.bareCost })}\n`,
@@ -428,7 +437,7 @@ async function main(): Promise<void> {
               perAnswer(o)
                 .filter((_, k) => k !== 1)
                 .join(" / ");
-            const costLine = `A poll answered at once (\`dont_block\`, its queue empty; ${String(POLL_COST.users)} users polling one after the other, ${String(POLL_COST.polls)} polls each after ${String(POLL_COST.warmup)} to warm up), in the server process's CPU: chat-api ${micros(cost)} (${String(cost.failures)} failed of ${cost.polls.toLocaleString("en-US")}), the bare server ${micros(bareCost)} (${String(bareCost.failures)} failed): **${(cost.micros / bareCost.micros).toFixed(1)}x** its cost.`;
+            const costLine = `A poll answered at once (\`dont_block\`, its queue empty; ${String(POLL_COST.users)} users polling one after the other, ${String(POLL_COST.polls)} polls each after ${String(POLL_COST.warmup)} to warm up), in the server process's CPU: chat-api ${micros(cost)} (${String(cost.failures)} failed of ${cost.polls.toLocaleString("en-US")}), the bare server, answering with the same bytes (chat-api's headers, then the body), ${micros(bareCost)} (${String(bareCost.failures)} failed): **${(cost.micros / bareCost.micros).toFixed(1)}x** its cost.`;
             const ratios = rounds.map(({ ours, bare }) => ours.answerRate / bare.answerRate);
             const each = rounds
               .map(
@@ -436,7 +445,7 @@ async function main(): Promise<void> {
                   `${rate(ours)}/s against ${rate(bare)}/s (${(ratios[r] ?? 0).toFixed(2)}x; ${String(ours.sendMs.length)} and ${String(bare.sendMs.length)} messages; CPU per answer, server / load: ${cpu(ours)} µs and ${cpu(bare)} µs; errors / lost / duplicated / out of order ${check(ours)} and ${check(bare)})`,
               )
               .join("; ");
-            return `${costLine}\n\nThe ceiling: for ${String(CEILING.seconds)} s, one sender posts to ${CEILING.users.toLocaleString("en-US")} long-polls, each message once every listener has the one before (one message per poll answer, the same bytes); poll answers per second of sending, chat-api against a bare \`node:http\` server holding the same polls and answering them from memory with the same bytes (bench/poll-reference.ts), same load, run right after it, ${String(rounds.length)} rounds: ${each}. chat-api: **${quantile(
+            return `${costLine}\n\nThe ceiling: for ${String(CEILING.seconds)} s, one sender posts to ${CEILING.users.toLocaleString("en-US")} long-polls, each message once every listener has the one before (one message per poll answer, the same bytes); poll answers per second of sending, chat-api against a bare \`node:http\` server holding the same polls and answering them from memory with the same bytes, headers included (bench/poll-reference.ts), same load, run right after it, ${String(rounds.length)} rounds: ${each}. chat-api: **${quantile(
               [...ratios].sort((a, b) => a - b),
               0.5,
             ).toFixed(2)}x** the ceiling (the median round).`;
