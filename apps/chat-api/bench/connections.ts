@@ -21,12 +21,12 @@ import {
   type User,
   call,
   createLoadRealm,
+  now,
   registerMessageQueues,
   startReplicas,
 } from "./load-realm";
 import { type PollCost, onBare, pollCost } from "./poll-cost";
 import type { FromWorker, PollJob, PollReport, ToWorker } from "./poll-worker";
-import { now } from "./poll-worker";
 import { SimUser, World, resetTally, tally } from "./sim-users";
 
 const DOCS = join(__dirname, "../../../docs/benchmarks.md");
@@ -112,7 +112,6 @@ async function run(
       ...actors.map((user, k) => new SimUser(users.length - ACTORS + k, user, port, world)),
     );
     await Promise.all(world.users.map((actor) => actor.start()));
-    world.changed();
     await sleep(1000);
     const sender = users[0];
     if (sender === undefined) throw new Error("no sender");

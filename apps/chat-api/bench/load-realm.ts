@@ -22,6 +22,13 @@ export const ADMIN_URL =
   process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const EXTERNAL_URL = "http://localhost:9991";
 
+/**
+ * Milliseconds since the Unix epoch, with sub-millisecond precision: the one
+ * clock of the load's threads (each thread's `performance.now()` counts from
+ * its own start).
+ */
+export const now = (): number => performance.timeOrigin + performance.now();
+
 /** A user of the load. */
 export interface User {
   id: number;

@@ -6,7 +6,7 @@
  * milliseconds, comparable across threads).
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { NO_ANSWER, type User, call } from "./load-realm";
+import { NO_ANSWER, type User, call, now } from "./load-realm";
 
 /** What the worker polls for. */
 export interface PollJob {
@@ -29,9 +29,6 @@ export interface PollReport {
   /** A message event as delivered (JSON). */
   sample: string | undefined;
 }
-
-/** Milliseconds since the Unix epoch, with sub-millisecond precision. */
-export const now = (): number => performance.timeOrigin + performance.now();
 
 /** The message from the main thread: stop and report. */
 export interface ToWorker {

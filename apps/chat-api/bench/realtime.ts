@@ -23,10 +23,11 @@ import {
   cpuSnapshot,
   cpuSpent,
   createLoadRealm,
+  now,
   startReplicas,
 } from "./load-realm";
 import { type PollCost, POLL_COST, answerHeaders, onBare, pollCost } from "./poll-cost";
-import { type FromWorker, type PollJob, type ToWorker, now } from "./poll-worker";
+import type { FromWorker, PollJob, ToWorker } from "./poll-worker";
 
 const DOCS = join(__dirname, "../../../docs/benchmarks.md");
 const MAX_USERS = 1000;

@@ -5,14 +5,14 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { Client } from "undici";
-import { NO_ANSWER, type User, call, timedOut } from "./load-realm";
+import { NO_ANSWER, type User, call, now, timedOut } from "./load-realm";
 
 /** How often a user reports its presence, as Zulip's clients do. */
 export const PRESENCE_SECONDS = 60;
 /** How long a request (not a long-poll) may take before it counts as timed out. */
 export const REQUEST_TIMEOUT_MS = 10_000;
 
-/** One request of a simulated user (long-polls excepted). */
+/** One request of a simulated user (long-polls excepted); times in Unix ms ({@link now}). */
 export interface Done {
   at: number;
   ms: number;
@@ -26,7 +26,10 @@ export const tally = {
   requests: [] as Done[],
   /** Each delivered message event: message, receiving user (index), arrival. */
   arrivals: [] as { message: number; user: number; at: number }[],
-  /** Each message sent: when its send began, and its audience (user indexes). */
+  /**
+   * Each message sent: when its send began, and its audience (user indexes,
+   * whether registered or not: who registered before `at` must receive it).
+   */
   sends: new Map<number, { at: number; audience: readonly number[] }>(),
   /** Polls that failed since the last step's count. */
   pollFailures: 0,
@@ -49,8 +52,15 @@ export function resetTally(): void {
   tally.sendsInFlight = 0;
 }
 
+/** A simulated user as the others see it: who, and since when (Unix ms; Infinity: not yet). */
+export interface Member {
+  readonly index: number;
+  readonly user: User;
+  readonly registeredAt: number;
+}
+
 /** A simulated user: its queue, what it received, its next actions. */
-export class SimUser {
+export class SimUser implements Member {
   queue = "";
   /** When its registration answered (it receives what is sent after). */
   registeredAt = Infinity;
@@ -72,7 +82,7 @@ export class SimUser {
     path: string,
     form: Record<string, string>,
   ): Promise<{ status: number; json: Record<string, unknown> }> {
-    const at = performance.now();
+    const at = now();
     const reply = await call(this.port, this.user, method, path, form, REQUEST_TIMEOUT_MS).catch(
       (error: unknown) => {
         if (!stopped())
@@ -81,7 +91,7 @@ export class SimUser {
       },
     );
     if (stopped()) return reply;
-    tally.requests.push({ at, ms: performance.now() - at, kind, status: reply.status });
+    tally.requests.push({ at, ms: now() - at, kind, status: reply.status });
     if (reply.status !== 200 && reply.status !== 0)
       tally.failures.add(`${kind}: HTTP ${String(reply.status)} ${JSON.stringify(reply.json)}`);
     return reply;
@@ -93,7 +103,8 @@ export class SimUser {
     });
     if (reply.status !== 200) return;
     this.queue = String(reply.json.queue_id);
-    this.registeredAt = performance.now();
+    this.registeredAt = now();
+    this.world.registered(this);
     void this.poll();
     void this.presence();
     this.schedule();
@@ -163,10 +174,7 @@ export class SimUser {
         ]),
       });
     } else if (roll < 8) {
-      const audience = this.world
-        .active()
-        .filter((u) => this.world.subscriptions[u.index]?.includes(channel) === true || u === this);
-      await this.send(audience, {
+      await this.send(this.world.membersOf(channel), {
         type: "stream",
         to: String(this.world.channels[channel] ?? 0),
         topic: `topic ${String(Math.floor(Math.random() * 5))}`,
@@ -175,7 +183,7 @@ export class SimUser {
     } else {
       const others = this.world.active();
       const other = others[Math.floor(Math.random() * others.length)] ?? this;
-      await this.send([...new Set([this, other])], {
+      await this.send(other.index === this.index ? [this.index] : [this.index, other.index], {
         type: "direct",
         to: JSON.stringify([other.user.id]),
         content: "A direct message.",
@@ -183,13 +191,16 @@ export class SimUser {
     }
   }
 
-  private async send(audience: SimUser[], form: Record<string, string>): Promise<void> {
-    const at = performance.now();
-    const expected = audience.filter((u) => u.registeredAt < at).map((u) => u.index);
+  /**
+   * Sends to `audience` (user indexes, registered or not: each one registered
+   * before the send began must receive it, and no one else may).
+   */
+  private async send(audience: readonly number[], form: Record<string, string>): Promise<void> {
+    const at = now();
     tally.sendsInFlight += 1;
     const reply = await this.request(`send ${form.type ?? ""}`, "POST", "/messages", form);
     tally.sendsInFlight -= 1;
-    if (reply.status === 200) tally.sends.set(Number(reply.json.id), { at, audience: expected });
+    if (reply.status === 200) tally.sends.set(Number(reply.json.id), { at, audience });
   }
 
   private async poll(): Promise<void> {
@@ -227,7 +238,7 @@ export class SimUser {
         await sleep(1000);
         continue;
       }
-      const now = performance.now();
+      const arrived = now();
       for (const event of (reply.json.events ?? []) as {
         id: number;
         type: string;
@@ -236,7 +247,7 @@ export class SimUser {
         if (event.id <= this.lastEventId) this.disordered += 1;
         this.lastEventId = Math.max(this.lastEventId, event.id);
         if (event.type !== "message" || event.message === undefined) continue;
-        tally.arrivals.push({ message: event.message.id, user: this.index, at: now });
+        tally.arrivals.push({ message: event.message.id, user: this.index, at: arrived });
         this.unread.push(event.message.id);
         if (this.unread.length > 1000) this.unread.splice(0, this.unread.length - 1000);
       }
@@ -244,25 +255,83 @@ export class SimUser {
   }
 }
 
-/** The simulated users and what they share. */
+/**
+ * Who has registered, shared by the load's threads (bench/sim-worker.ts):
+ * each user's registration time by index (Unix ms; Infinity: not yet), and
+ * a counter bumped at every registration.
+ */
+export interface SharedRoster {
+  registeredAt: Float64Array;
+  version: Int32Array;
+  /** Every user of the realm, by index. */
+  people: readonly User[];
+}
+
+/** A roster of `people`, on shared memory, with nobody registered yet. */
+export function sharedRoster(people: readonly User[]): SharedRoster {
+  const registeredAt = new Float64Array(new SharedArrayBuffer(8 * people.length));
+  registeredAt.fill(Infinity);
+  return { registeredAt, version: new Int32Array(new SharedArrayBuffer(4)), people };
+}
+
+/**
+ * The simulated users and what they share. `users` are this thread's; with a
+ * {@link SharedRoster}, the others are the other threads' users who have
+ * registered, read from it.
+ */
 export class World {
   readonly users: SimUser[] = [];
-  private activeCache: SimUser[] | undefined;
+  private activeCache: readonly Member[] | undefined;
+  private activeVersion = -1;
 
   constructor(
     readonly channels: number[],
     readonly subscriptions: number[][],
     /** Mean pause between one user's actions. */
     readonly actionSeconds: number,
+    private readonly roster?: SharedRoster,
   ) {}
 
-  /** Users whose queue is registered. */
-  active(): SimUser[] {
-    this.activeCache ??= this.users.filter((u) => u.queue !== "");
+  private readonly members = new Map<number, readonly number[]>();
+
+  /** Channel `channel`'s members (user indexes, registered or not). */
+  membersOf(channel: number): readonly number[] {
+    let found = this.members.get(channel);
+    if (found === undefined) {
+      found = this.subscriptions.flatMap((channels, index) =>
+        channels.includes(channel) ? [index] : [],
+      );
+      this.members.set(channel, found);
+    }
+    return found;
+  }
+
+  /** Users whose queue is registered (in every thread, with a roster). */
+  active(): readonly Member[] {
+    const { roster } = this;
+    if (roster === undefined) {
+      this.activeCache ??= this.users.filter((u) => u.queue !== "");
+      return this.activeCache;
+    }
+    const version = Atomics.load(roster.version, 0);
+    if (this.activeCache === undefined || version !== this.activeVersion) {
+      const members: Member[] = [];
+      roster.registeredAt.forEach((registeredAt, index) => {
+        const user = roster.people[index];
+        if (registeredAt !== Infinity && user !== undefined)
+          members.push({ index, user, registeredAt });
+      });
+      this.activeCache = members;
+      this.activeVersion = version;
+    }
     return this.activeCache;
   }
 
-  changed(): void {
+  /** Notes that `user` registered. */
+  registered(user: SimUser): void {
     this.activeCache = undefined;
+    if (this.roster === undefined) return;
+    this.roster.registeredAt[user.index] = user.registeredAt;
+    Atomics.add(this.roster.version, 0, 1);
   }
 }

@@ -17,7 +17,9 @@
  * The first step warms the server up (it starts cold): it is shown, and not
  * judged.
  *
- * One chat-api replica, or more on the same PostgreSQL.
+ * One chat-api replica, or more on the same PostgreSQL. The users run in
+ * LOAD_THREADS worker threads of the load process (bench/sim-worker.ts), so
+ * that no one event loop's delay is in the times it measures.
  * BENCH_SIM=maxUsers:step:stepSeconds:actionSeconds[:replicas] changes the settings
  * (the report is not written then); BENCH_SIM_NOSTOP=1 goes on past a
  * crossed step (for a CPU profile, whose own cost crosses early). Writes the
@@ -26,23 +28,26 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { join } from "node:path";
 import { availableParallelism } from "node:os";
-import { monitorEventLoopDelay } from "node:perf_hooks";
+import { Worker } from "node:worker_threads";
 import { machine, quantile, table, writeSection } from "@repo/bench-kit";
-import { agent, cpuSnapshot, cpuSpent, createLoadRealm, startReplicas } from "./load-realm";
+import { agent, cpuSnapshot, cpuSpent, createLoadRealm, now, startReplicas } from "./load-realm";
 import { type PollCost, POLL_COST, onBare, pollCost } from "./poll-cost";
 import {
   PRESENCE_SECONDS,
   REQUEST_TIMEOUT_MS,
-  SimUser,
-  World,
+  type SharedRoster,
   resetTally,
+  sharedRoster,
   tally,
 } from "./sim-users";
+import type { Collected, FromSimWorker, SimJob, ToSimWorker } from "./sim-worker";
 
 const DOCS = join(__dirname, "../../../docs/benchmarks.md");
 const CHANNELS = 40;
 /** Each user's channels (indexes), about three. */
 const channelsOf = (i: number) => [i % CHANNELS, (i * 7 + 11) % CHANNELS, (i * 13 + 29) % CHANNELS];
+/** The load's threads: the simulated users are spread over them (bench/sim-worker.ts). */
+const LOAD_THREADS = 2;
 /** Mattermost's thresholds. */
 const LIMITS = { averageMs: 100, p99Ms: 2000, failedShare: 0.00025 };
 
@@ -99,35 +104,89 @@ async function simulate(replicas: number): Promise<Outcome> {
   // How fast this machine is right now: its speed moved threefold between runs.
   const yardstick = await onBare(undefined, (port, pid) => pollCost(port, pid, realm.users));
   const servers = await startReplicas(realm.url, replicas);
-  const world = new World(realm.channels, realm.subscriptions, SETTINGS.actionSeconds);
-  const loop = monitorEventLoopDelay({ resolution: 10 });
-  loop.enable();
+  const roster = sharedRoster(realm.users);
+  const job: SimJob = {
+    roster,
+    channels: realm.channels,
+    subscriptions: realm.subscriptions,
+    actionSeconds: SETTINGS.actionSeconds,
+    ports: servers.map((server) => server.port),
+  };
+  const workers = Array.from(
+    { length: LOAD_THREADS },
+    () => new Worker(join(__dirname, "sim-worker.ts"), { workerData: job }),
+  );
+  const ask = (worker: Worker, message: ToSimWorker, answer: FromSimWorker["type"]) =>
+    new Promise<FromSimWorker>((resolve, reject) => {
+      const listen = (data: FromSimWorker) => {
+        if (data.type !== answer) return;
+        worker.off("message", listen);
+        worker.off("error", reject);
+        resolve(data);
+      };
+      worker.on("message", listen);
+      worker.once("error", reject);
+      worker.postMessage(message);
+    });
+  /** Each thread's sends under way and ids out of order, as last collected. */
+  const inFlight = workers.map(() => 0);
+  const disordered = workers.map(() => 0);
+  /** What the threads noted since the last call, into this thread's tally; their loop p99, the worst. */
+  const collect = async (): Promise<number> => {
+    const answers = await Promise.all(workers.map((w) => ask(w, { type: "collect" }, "collected")));
+    let loopP99 = 0;
+    answers.forEach((answer, w) => {
+      if (answer.type !== "collected") return;
+      const c: Collected = answer.collected;
+      tally.requests.push(...c.requests);
+      tally.arrivals.push(...c.arrivals);
+      for (const [id, sent] of c.sends) tally.sends.set(id, sent);
+      for (const failure of c.failures) tally.failures.add(failure);
+      tally.pollFailures += c.pollFailures;
+      inFlight[w] = c.sendsInFlight;
+      disordered[w] = c.disordered;
+      loopP99 = Math.max(loopP99, c.loopP99);
+    });
+    tally.sendsInFlight = inFlight.reduce((n, v) => n + v, 0);
+    return loopP99;
+  };
+  const registered = () => roster.registeredAt.filter((at) => at !== Infinity).length;
+  const verdict = () =>
+    check(
+      roster,
+      disordered.reduce((n, v) => n + v, 0),
+    );
   const steps: Step[] = [];
   const pids = servers.map((s) => s.child.pid);
+  let joined = 0;
   try {
     for (let target = SETTINGS.step; target <= SETTINGS.maxUsers; target += SETTINGS.step) {
-      const begin = performance.now();
+      const begin = now();
       const cpuBefore = cpuSnapshot(pids);
-      loop.reset();
-      const adding = realm.users.slice(world.users.length, target).map((user, k) => {
-        const index = world.users.length + k;
-        return new SimUser(index, user, servers[index % servers.length]?.port ?? 0, world);
-      });
-      world.users.push(...adding);
+      await collect();
       // The step's users join at an even pace over its first half (a login every
       // stepSeconds / 2 / step); a slow registration does not hold the next ones back.
-      const pace = (SETTINGS.stepSeconds * 500) / Math.max(1, adding.length);
+      const adding = Math.max(0, Math.min(target, realm.users.length) - joined);
+      const pace = (SETTINGS.stepSeconds * 500) / Math.max(1, adding);
+      const joins = Array.from({ length: adding }, (_, k) => ({
+        index: joined + k,
+        delayMs: k * pace,
+      }));
+      joined += adding;
       await Promise.all(
-        adding.map(async (user, k) => {
-          await sleep(k * pace);
-          await user.start();
-          world.changed();
-        }),
+        workers.map((worker, w) =>
+          ask(
+            worker,
+            { type: "join", joins: joins.filter(({ index }) => index % LOAD_THREADS === w) },
+            "joined",
+          ),
+        ),
       );
-      const left = begin + SETTINGS.stepSeconds * 1000 - performance.now();
+      const left = begin + SETTINGS.stepSeconds * 1000 - now();
       if (left > 0) await sleep(left);
-      const end = performance.now();
+      const end = now();
       const spent = cpuSpent(cpuBefore, cpuSnapshot(pids));
+      const loopP99 = await collect();
       const busyShare = spent.busy / Math.max(1e-9, spent.total);
       const serverCores = spent.servers / ((end - begin) / 1000);
       const loadCores = spent.load / ((end - begin) / 1000);
@@ -144,7 +203,7 @@ async function simulate(replicas: number): Promise<Outcome> {
         })
         .sort((x, y) => x - y);
       const step: Step = {
-        users: world.active().length,
+        users: registered(),
         requestsPerSecond: window.length / seconds,
         averageMs: times.reduce((s, v) => s + v, 0) / Math.max(1, times.length),
         p99Ms: quantile(times, 0.99),
@@ -158,7 +217,7 @@ async function simulate(replicas: number): Promise<Outcome> {
         serverCores,
         loadCores,
         otherCores: Math.max(0, busyCores - serverCores - loadCores),
-        loopP99: loop.percentile(99) / 1e6,
+        loopP99,
         crossed: [],
         warmUp: steps.length === 0,
       };
@@ -178,22 +237,28 @@ async function simulate(replicas: number): Promise<Outcome> {
       if (step.crossed.length > 0 && !step.warmUp && process.env.BENCH_SIM_NOSTOP !== "1") break;
     }
     // No more actions; the last sends answer and their deliveries arrive before the check.
-    for (const user of world.users) user.stop();
-    for (let waited = 0; waited < REQUEST_TIMEOUT_MS && tally.sendsInFlight > 0; waited += 100)
+    for (const worker of workers) worker.postMessage({ type: "quiet" } satisfies ToSimWorker);
+    await collect();
+    for (let waited = 0; waited < REQUEST_TIMEOUT_MS && tally.sendsInFlight > 0; waited += 100) {
       await sleep(100);
-    for (let waited = 0; waited < 15_000 && check(world).lost > 0; waited += 500) await sleep(500);
+      await collect();
+    }
+    for (let waited = 0; waited < 15_000 && verdict().lost > 0; waited += 500) {
+      await sleep(500);
+      await collect();
+    }
     tally.stopping = true;
-    for (const user of world.users) user.stop();
+    for (const worker of workers) worker.postMessage({ type: "stopping" } satisfies ToSimWorker);
   } finally {
     tally.stopping = true;
     for (const server of servers) await server.stop();
+    await Promise.all(workers.map((worker) => worker.terminate()));
     await realm.drop();
-    loop.disable();
   }
   return {
     replicas,
     steps,
-    verdict: check(world),
+    verdict: verdict(),
     failures: [...tally.failures].slice(0, 3),
     yardstick,
   };
@@ -209,8 +274,11 @@ async function main(): Promise<void> {
   report(outcomes);
 }
 
-/** Every message's deliveries against its audience. */
-function check(world: World): {
+/** Every message's deliveries against its audience (`disordered`: ids out of order, counted by the threads). */
+function check(
+  roster: SharedRoster,
+  disordered: number,
+): {
   lost: number;
   duplicated: number;
   stray: number;
@@ -230,18 +298,17 @@ function check(world: World): {
     for (const count of users.values()) duplicated += count - 1;
     const sent = tally.sends.get(message);
     if (sent === undefined) continue;
+    // Someone outside the message's audience received it.
     const audience = new Set(sent.audience);
-    for (const user of users.keys()) {
-      // A user who registered while the send ran may receive it; one outside its audience may not.
-      const member = world.users[user];
-      if (!audience.has(user) && member !== undefined && member.registeredAt < sent.at) stray += 1;
-    }
+    for (const user of users.keys()) if (!audience.has(user)) stray += 1;
   }
   for (const [message, sent] of tally.sends) {
     const users = got.get(message);
-    for (const user of sent.audience) if (users?.has(user) !== true) lost += 1;
+    // Everyone of its audience who registered before the send began receives it
+    // (one who registered while it ran may, or may not).
+    for (const user of sent.audience)
+      if ((roster.registeredAt[user] ?? Infinity) < sent.at && users?.has(user) !== true) lost += 1;
   }
-  const disordered = world.users.reduce((n, u) => n + u.disordered, 0);
   return { lost, duplicated, stray, disordered, deliveries: tally.arrivals.length };
 }
 
@@ -275,7 +342,7 @@ function report(outcomes: Outcome[]): void {
   const markdown = [
     "## chat-api: load simulation (issue 25)",
     "",
-    `Simulated users (Mattermost's load tool as the model), each with an event queue (\`event_types=["message","update_message_flags"]\`) and a long-poll always open, each acting every ${String(SETTINGS.actionSeconds)} s on average (exponential pauses): mark what it received as read (4 in 9), fetch a channel's last 20 messages (2 in 9; also when it has nothing to mark), send a message to one of its ~3 channels (2 in 9; ${String(CHANNELS)} channels, ${SETTINGS.maxUsers.toLocaleString("en-US")} members in all) or a direct message (1 in 9); and report its presence every ${String(PRESENCE_SECONDS)} s as Zulip's modern clients do (\`slim_presence\`, \`last_update_id\` of the previous answer: changes only). ${String(SETTINGS.step)} users join every ${String(SETTINGS.stepSeconds)} s, at an even pace over the step's first half (their registrations are requests of the step) until a threshold of Mattermost's is crossed over a step: average request time past 100 ms, p99 past 2 s, 5xx and time-outs (${String(REQUEST_TIMEOUT_MS / 1000)} s) past 0.025 % of requests (the first step, in which the server warms up from a cold start, is shown and not judged). Requests are every call but the long-polls; delivery is timed from the start of the send. chat-api in production mode on PostgreSQL (rate limit off), one replica (or more on the same database, users spread over them); the load in one process over loopback; "machine CPU" is both cores' busy share, then split in cores used by the server, the load and the rest (PostgreSQL, mostly), "load's loop p99" the load process's event-loop delay. ${machine([])}.`,
+    `Simulated users (Mattermost's load tool as the model), each with an event queue (\`event_types=["message","update_message_flags"]\`) and a long-poll always open, each acting every ${String(SETTINGS.actionSeconds)} s on average (exponential pauses): mark what it received as read (4 in 9), fetch a channel's last 20 messages (2 in 9; also when it has nothing to mark), send a message to one of its ~3 channels (2 in 9; ${String(CHANNELS)} channels, ${SETTINGS.maxUsers.toLocaleString("en-US")} members in all) or a direct message (1 in 9); and report its presence every ${String(PRESENCE_SECONDS)} s as Zulip's modern clients do (\`slim_presence\`, \`last_update_id\` of the previous answer: changes only). ${String(SETTINGS.step)} users join every ${String(SETTINGS.stepSeconds)} s, at an even pace over the step's first half (their registrations are requests of the step) until a threshold of Mattermost's is crossed over a step: average request time past 100 ms, p99 past 2 s, 5xx and time-outs (${String(REQUEST_TIMEOUT_MS / 1000)} s) past 0.025 % of requests (the first step, in which the server warms up from a cold start, is shown and not judged). Requests are every call but the long-polls; delivery is timed from the start of the send. chat-api in production mode on PostgreSQL (rate limit off), one replica (or more on the same database, users spread over them); the load in one process over loopback, its users spread over ${String(LOAD_THREADS)} worker threads; "machine CPU" is both cores' busy share, then split in cores used by the server, the load and the rest (PostgreSQL, mostly), "load's loop p99" the worst of the load threads' event-loop delays. ${machine([])}.`,
     "",
     table(
       [
