@@ -7,9 +7,8 @@
  */
 import { get } from "node:http";
 import { join } from "node:path";
-import { freePort, serve } from "@repo/bench-kit";
-import { processSeconds } from "@repo/bench-kit";
-import { type User, authorization, call } from "./load-realm";
+import { type Served, freePort, processSeconds, serve } from "@repo/bench-kit";
+import { type User, authorization, call, registerMessageQueues } from "./load-realm";
 
 const TS = ["--conditions=@repo/source", "--require", "@swc-node/register"];
 
@@ -35,13 +34,7 @@ export async function pollCost(
   users: User[],
 ): Promise<PollCost> {
   const chosen = users.slice(0, POLL_COST.users);
-  const queues = await Promise.all(
-    chosen.map(async (user) => {
-      const reply = await call(port, user, "POST", "/register", { event_types: '["message"]' });
-      if (reply.status !== 200) throw new Error(`register: ${String(reply.status)}`);
-      return String(reply.json.queue_id);
-    }),
-  );
+  const queues = await registerMessageQueues(port, chosen, chosen.length);
   let failures = 0;
   const polls = (count: number) =>
     Promise.all(
@@ -73,10 +66,9 @@ const OWN_HEADERS = new Set(["date", "connection", "keep-alive", "content-length
  * reference answers with them (BENCH_HEADERS) to send the same bytes.
  */
 export async function answerHeaders(port: number, user: User): Promise<[string, string][]> {
-  const reply = await call(port, user, "POST", "/register", { event_types: '["message"]' });
-  if (reply.status !== 200) throw new Error(`register: ${String(reply.status)}`);
+  const [queue] = await registerMessageQueues(port, [user]);
   const query = new URLSearchParams({
-    queue_id: String(reply.json.queue_id),
+    queue_id: queue ?? "",
     last_event_id: "-1",
     dont_block: "true",
   });
@@ -104,22 +96,31 @@ export async function answerHeaders(port: number, user: User): Promise<[string, 
 }
 
 /**
- * Runs `measure` on a fresh bare reference server (its queues empty), which
- * answers message events like `sample` (a message event chat-api sent, as
- * JSON), with `headers` when given ({@link answerHeaders}: the same bytes as
- * chat-api's answers) or one header, and stops it after.
+ * A fresh bare reference server (its queues empty), which answers message
+ * events like `sample` (a message event chat-api sent, as JSON), with
+ * `headers` when given ({@link answerHeaders}: the same bytes as chat-api's
+ * answers) or one header.
  */
+export async function startBare(
+  sample: string | undefined,
+  headers?: [string, string][],
+): Promise<Served> {
+  const port = await freePort();
+  return serve("node", [...TS, join(__dirname, "poll-reference.ts")], port, {
+    PORT: String(port),
+    BENCH_EVENT: sample ?? "{}",
+    ...(headers === undefined ? {} : { BENCH_HEADERS: JSON.stringify(headers) }),
+  });
+}
+
+/** Runs `measure` on a fresh bare reference server ({@link startBare}), and stops it after. */
 export async function onBare<T>(
   sample: string | undefined,
   measure: (port: number, pid: number | undefined) => Promise<T>,
   headers?: [string, string][],
 ): Promise<T> {
-  const port = await freePort();
-  const reference = await serve("node", [...TS, join(__dirname, "poll-reference.ts")], port, {
-    PORT: String(port),
-    BENCH_EVENT: sample ?? "{}",
-    ...(headers === undefined ? {} : { BENCH_HEADERS: JSON.stringify(headers) }),
-  });
+  const reference = await startBare(sample, headers);
+  const { port } = reference;
   try {
     return await measure(port, reference.child.pid);
   } finally {

@@ -18,9 +18,9 @@
  * that both send the same bytes. A bare variant needs a chat-api one.
  */
 import { resolve } from "node:path";
-import { freePort, processSeconds, serve } from "@repo/bench-kit";
-import { answerHeaders } from "./poll-cost";
-import { type User, createLoadRealm, agent, call, startReplicas } from "./load-realm";
+import { type Served, processSeconds } from "@repo/bench-kit";
+import { answerHeaders, startBare } from "./poll-cost";
+import { createLoadRealm, agent, call, registerMessageQueues, startReplicas } from "./load-realm";
 
 const VARIANTS = JSON.parse(
   process.env.BENCH_POLL_PAIR ??
@@ -30,42 +30,19 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const USERS = 50;
 const WARMUP = 100;
 const POLLS = 600;
-const TS = ["--conditions=@repo/source", "--require", "@swc-node/register"];
-
-/** A server of the pair: its port, process and each user's queue. */
-type Started = Awaited<ReturnType<typeof startReplicas>>[number];
-
-/** Each user's event queue (for messages) on the server at `port`. */
-const registerAll = (port: number, users: User[]): Promise<string[]> =>
-  Promise.all(
-    users.map(async (user) => {
-      const reply = await call(port, user, "POST", "/register", { event_types: '["message"]' });
-      if (reply.status !== 200) throw new Error(`register: ${String(reply.status)}`);
-      return String(reply.json.queue_id);
-    }),
-  );
-
-/** The bare reference server, with `headers` on its answers if given. */
-async function startBare(headers: [string, string][] | undefined): Promise<Started> {
-  const port = await freePort();
-  return serve("node", [...TS, resolve(__dirname, "poll-reference.ts")], port, {
-    PORT: String(port),
-    ...(headers === undefined ? {} : { BENCH_HEADERS: JSON.stringify(headers) }),
-  });
-}
 
 async function main(): Promise<void> {
   const data = await createLoadRealm("chat_poll_pair", USERS, 1, () => [0]);
   const results = new Map<string, number[]>();
   try {
     for (let round = 0; round < ROUNDS; round++) {
-      const servers: { name: string; server: Started; queues: string[] }[] = [];
+      const servers: { name: string; server: Served; queues: string[] }[] = [];
       // chat-api's servers first: a bare one may answer with their headers.
       const order = Object.entries(VARIANTS).sort(
         ([, a], [, b]) => Number(a.BENCH_BARE !== undefined) - Number(b.BENCH_BARE !== undefined),
       );
       for (const [name, { BENCH_BUILD: build, BENCH_BARE: bare, ...env }] of order) {
-        let server: Started | undefined;
+        let server: Served | undefined;
         if (bare === undefined) {
           [server] = await startReplicas(
             data.url,
@@ -80,11 +57,16 @@ async function main(): Promise<void> {
           const user = data.users[0];
           if (user === undefined) throw new Error("no user");
           server = await startBare(
+            undefined,
             bare === "same-bytes" ? await answerHeaders(model.server.port, user) : undefined,
           );
         }
         if (server === undefined) throw new Error("no server");
-        servers.push({ name, server, queues: await registerAll(server.port, data.users) });
+        servers.push({
+          name,
+          server,
+          queues: await registerMessageQueues(server.port, data.users, data.users.length),
+        });
       }
       const polls = (count: number) =>
         Promise.all(
